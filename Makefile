@@ -1,0 +1,50 @@
+# The front door of the study. `make bench` runs it; `make test` tests it.
+# Set-up is automatic and idempotent: a local virtualenv (.venv) made on first use.
+SHELL := /bin/bash
+PY ?= python3
+VENV := .venv
+VPY := $(VENV)/bin/python
+STAMP := $(VENV)/.setup-done
+QUICK ?=
+BENCH_FLAGS := $(if $(QUICK),--quick,)
+export OMPI_ALLOW_RUN_AS_ROOT := 1
+export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
+export PYTHONDONTWRITEBYTECODE := 1
+
+.PHONY: setup build bench verify report test microbench clean help
+
+help:
+	@echo "make bench      set up, build, verify, measure, report (QUICK=1 for a short run)"
+	@echo "make test       the test suite"
+	@echo "make report     re-render report/ from results/"
+	@echo "make microbench pytest-benchmark micro-benchmarks (env step, policy forward)"
+	@echo "make clean      remove the virtualenv and build outputs (results/ are kept)"
+
+$(STAMP): requirements.txt requirements-peers.txt scripts/setup.sh
+	PY=$(PY) bash scripts/setup.sh
+	@touch $(STAMP)
+
+setup: $(STAMP)
+
+build: setup
+	bash scripts/build.sh
+
+verify: build
+	$(VPY) -m harness verify
+
+bench: build
+	$(VPY) -m harness bench $(BENCH_FLAGS)
+	$(VPY) -m harness report
+
+report: setup
+	$(VPY) -m harness report
+
+microbench: build
+	$(VPY) -m harness microbench $(BENCH_FLAGS)
+
+test: build
+	$(VPY) -m pytest -q tests
+
+clean:
+	rm -rf $(VENV) build _skbuild .pytest_cache
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +
