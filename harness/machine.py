@@ -1,0 +1,76 @@
+"""Provenance: what machine, what software, what commit a measurement came from."""
+from __future__ import annotations
+
+import functools
+import os
+import platform
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SIMD_FLAGS = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512_fp16", "amx_tile")
+
+
+def _cmd(*args) -> str:
+    try:
+        return subprocess.run(args, capture_output=True, text=True, timeout=10, cwd=ROOT).stdout.strip()
+    except Exception:
+        return ""
+
+
+@functools.lru_cache(None)
+def machine() -> dict:
+    model, flags = platform.processor(), []
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name") and model in ("", platform.processor()):
+                model = line.split(":", 1)[1].strip()
+            if line.startswith("flags"):
+                flags = line.split(":", 1)[1].split()
+                break
+    except OSError:
+        pass
+    mem = None
+    try:
+        mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    except (ValueError, OSError):
+        pass
+    return {
+        "cpu": model,
+        "cores": os.cpu_count(),
+        "affinity": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+        "simd": [f for f in SIMD_FLAGS if f in flags],
+        "memory_gib": round(mem, 1) if mem else None,
+        "os": platform.platform(),
+        "hostname": platform.node(),
+    }
+
+
+@functools.lru_cache(None)
+def software() -> dict:
+    out = {"python": platform.python_version()}
+    for mod in ("numpy", "gymnasium", "numba", "torch", "mpi4py", "envpool", "jax", "gymnax"):
+        try:
+            from importlib.metadata import version
+            out[mod] = version(mod)
+        except Exception:
+            pass
+    cxx = _cmd(os.environ.get("CXX", "g++"), "--version").splitlines()
+    out["cxx"] = cxx[0] if cxx else None
+    try:
+        from versions.common import native_info   # written by the native build, if any
+        out["native_build"] = native_info.INFO
+    except Exception:
+        pass
+    return out
+
+
+@functools.lru_cache(None)
+def git_state() -> dict:
+    commit = _cmd("git", "rev-parse", "HEAD")
+    dirty = bool(_cmd("git", "status", "--porcelain", "--untracked-files=no"))
+    return {"commit": commit or None, "dirty": dirty}
+
+
+def provenance() -> dict:
+    return {"machine": machine(), "software": software(), **git_state()}

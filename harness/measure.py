@@ -1,0 +1,72 @@
+"""Timing one generator honestly: construct, warm up, then repeated timed calls.
+
+Used for the versions and the peers alike. Start-up (construction + the warm-up call's
+excess over a steady call) is reported on its own; throughput is the median over the
+timed calls of N*T / seconds. Every sample is kept.
+"""
+from __future__ import annotations
+
+import statistics
+import time
+from typing import Callable, Dict, List
+
+
+def summarise(samples: List[float], transitions: int) -> Dict:
+    med = statistics.median(samples)
+    q = statistics.quantiles(samples, n=4) if len(samples) >= 4 else [min(samples), med, max(samples)]
+    return {
+        "samples_s": samples,
+        "repeats": len(samples),
+        "median_s": med,
+        "min_s": min(samples),
+        "max_s": max(samples),
+        "iqr_s": q[2] - q[0],
+        "transitions": transitions,
+        "transitions_per_s": transitions / med,
+        "spread_pct": 100.0 * (q[2] - q[0]) / med,
+    }
+
+
+def time_generator(make: Callable[[], object], n_envs: int, steps: int,
+                   budget_s: float = 2.0, min_repeats: int = 3, max_repeats: int = 30,
+                   min_steps: int = 1, progress: Callable[[str], None] = None) -> Dict:
+    """Measure generate(steps) of the generator `make()` builds.
+
+    If the warm-up call shows that `min_repeats` calls of `steps` would take much more
+    than the budget, T is reduced (to as little as `min_steps`) before timing, and the
+    row says so: nothing is extrapolated, the reduced T is what was measured.
+    """
+    t0 = time.perf_counter()
+    gen = make()
+    construct_s = time.perf_counter() - t0
+    try:
+        t0 = time.perf_counter()
+        gen.generate(steps)
+        warmup_s = time.perf_counter() - t0
+        measured_steps = steps
+        per_call = warmup_s
+        while measured_steps > min_steps and per_call * min_repeats > 3 * budget_s:
+            measured_steps = max(min_steps, measured_steps // 4)
+            t0 = time.perf_counter()
+            gen.generate(measured_steps)
+            per_call = time.perf_counter() - t0
+        samples = []
+        deadline = time.perf_counter() + budget_s
+        while len(samples) < max_repeats and (len(samples) < min_repeats or time.perf_counter() < deadline):
+            t0 = time.perf_counter()
+            gen.generate(measured_steps)
+            samples.append(time.perf_counter() - t0)
+            if progress:
+                progress(f"{len(samples)} calls")
+    finally:
+        gen.close()
+    row = summarise(samples, n_envs * measured_steps)
+    steady_full = row["median_s"] * steps / measured_steps
+    row.update({
+        "steps": measured_steps,
+        "requested_steps": steps,
+        "construct_s": construct_s,
+        "warmup_s": warmup_s,
+        "startup_s": construct_s + max(0.0, warmup_s - steady_full),
+    })
+    return row
