@@ -1,0 +1,43 @@
+"""v1b_numpy: structure of arrays over environments, whole-array NumPy operations."""
+NUMBER = "1b"
+TITLE = "NumPy"
+SUMMARY = ("Structure of arrays over the N environments (like Gymnasium's vector env): "
+           "whole-array float64 step, uint64 RNG, batched float32 MLP")
+PARALLEL = None
+
+
+def available():
+    return None
+
+
+def make_generator(cfg):
+    from .rollout import NumpyGenerator
+    return NumpyGenerator(cfg)
+
+
+def micro_step(n_envs):
+    """One step of n_envs environments with fixed actions (no policy)."""
+    import numpy as np
+    from . import rollout
+    from versions.common import rng
+    k = rollout.keys(0, rng.RESET, n_envs)
+    state = rollout.reset_states(k, np.zeros(n_envs, np.int64))
+    action = (np.arange(n_envs) & 1).astype(np.int64)
+
+    def run():
+        x, xd, th, thd, _ = rollout.step(*state, action)
+        state[:] = np.where(np.abs(th) > 0.2, state, np.stack([x, xd, th, thd]))
+    return run
+
+
+def micro_forward(n_envs):
+    """One Q-network forward pass (argmax) for n_envs observations."""
+    import numpy as np
+    from harness.api import init_weights
+    from .rollout import MLP
+    mlp = MLP(init_weights(0))
+    obs = np.array([[0.01 * i, -0.02, 0.03, 0.01] for i in range(n_envs)], np.float32)
+
+    def run():
+        mlp.greedy(obs)
+    return run
