@@ -1,3 +1,256 @@
-"""placeholder, being written"""
+"""`bench`: verify, then time every selected version and configuration.
+
+Each configuration is timed in its own subprocess (`python -m harness measure ...`) with
+its thread counts pinned in that subprocess's environment, so that one version's thread
+pools, JIT state or crash cannot disturb the next. The parent appends one row per
+configuration to results/throughput.jsonl, then runs the extra bench stages (ceilings,
+micro-benchmarks, peers, MPI, end to end) that modules harness/cmd_*.py declare.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import pkgutil
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import List, Optional
+
+from . import results
+from .api import POLICIES, VersionError
+from .cli_util import positive_int
+from .discover import ROOT, Version, discover, get_version
+from .progress import Progress
+
+DEFAULT_SHAPES = [(20, 32), (4096, 32)]
+SWEEP_N = [1, 4, 16, 64, 256, 1024, 4096]
+QUICK_SWEEP_N = [1, 64, 1024]
+WORKER_SWEEP = [1, 2, 4]
+QUICK_WORKERS = [1, 2]
+MEASURE_TIMEOUT_S = 600
+
+
+@dataclass
+class Config:
+    version: str
+    policy: str
+    n_envs: int
+    steps: int
+    workers: int
+    purpose: str            # "ladder" (the tables) or "sweep" (throughput against N)
+
+
 def register(sub):
-    pass
+    p = sub.add_parser("bench", help="verify, then time versions; writes results/")
+    p.add_argument("--version", action="append", help="version (repeatable); default all")
+    p.add_argument("--envs", type=positive_int("--envs"), action="append", help="N (repeatable)")
+    p.add_argument("--steps", type=positive_int("--steps"), help="T (default 32)")
+    p.add_argument("--policy", choices=POLICIES, action="append", help="policy (repeatable)")
+    p.add_argument("--workers", type=positive_int("--workers"), action="append",
+                   help="worker counts for parallel versions (repeatable)")
+    p.add_argument("--quick", action="store_true", help="short budget, fewer configurations")
+    p.add_argument("--budget", type=float, help="seconds of timed calls per configuration")
+    p.add_argument("--json", action="store_true", help="print measured rows as JSON lines")
+    p.add_argument("--no-sweep", action="store_true", help="skip the sweep over N")
+    p.add_argument("--stages", default="all",
+                   help="extra stages after the versions: all, none, or comma-separated names")
+    p.set_defaults(func=cmd_bench)
+
+    p = sub.add_parser("measure", help="(internal) time one configuration, print one JSON row")
+    p.add_argument("--version", required=True)
+    p.add_argument("--policy", choices=POLICIES, required=True)
+    p.add_argument("--envs", type=positive_int("--envs"), required=True)
+    p.add_argument("--steps", type=positive_int("--steps"), required=True)
+    p.add_argument("--workers", type=positive_int("--workers"), default=1)
+    p.add_argument("--budget", type=float, default=2.0)
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=cmd_measure)
+
+
+def thread_env(version: Version, workers: int) -> dict:
+    """Environment for one measurement: BLAS and torch pinned to one thread; OpenMP and
+    Numba to the version's own thread count when threads are its knob."""
+    env = dict(os.environ)
+    threads = workers if version.parallel == "threads" else 1
+    env.update({
+        "OMP_NUM_THREADS": str(threads),
+        "OPENBLAS_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "NUMBA_NUM_THREADS": str(max(threads, os.cpu_count() or 1)),
+        "STUDY_RUN_ID": results.RUN_ID,
+        "PYTHONPATH": str(ROOT) + os.pathsep + env.get("PYTHONPATH", ""),
+    })
+    return env
+
+
+def plan(versions: List[Version], args) -> List[Config]:
+    steps = args.steps or 32
+    policies = args.policy or list(POLICIES)
+    shapes = [(n, steps) for n in args.envs] if args.envs else [(n, steps) for n, _ in DEFAULT_SHAPES]
+    sweep = [] if (args.no_sweep or args.envs) else (QUICK_SWEEP_N if args.quick else SWEEP_N)
+    configs = []
+    for v in versions:
+        if v.parallel:
+            ws = args.workers or (QUICK_WORKERS if args.quick else WORKER_SWEEP)
+        else:
+            ws = [1]
+        limit = getattr(v.module, "MAX_WORKERS", None)
+        ws = [w for w in ws if not limit or w <= limit]
+        for policy in policies:
+            for n, t in shapes:
+                for w in ws:
+                    configs.append(Config(v.name, policy, n, t, w, "ladder"))
+            done = {(n, t) for n, t in shapes}
+            sweep_w = min(2, max(ws)) if v.parallel else 1
+            for n in sweep:
+                if (n, steps) not in done or sweep_w not in ws:
+                    configs.append(Config(v.name, policy, n, steps, sweep_w, "sweep"))
+    return configs
+
+
+def source_paths(v: Version):
+    paths = [v.path, ROOT / "versions" / "common", ROOT / "harness" / "api.py"]
+    paths += [ROOT / p for p in getattr(v.module, "EXTRA_SOURCES", ())]
+    if (ROOT / "native" / "include").exists():
+        paths.append(ROOT / "native" / "include")
+    return paths
+
+
+def run_one(v: Version, c: Config, budget: float) -> dict:
+    cmd = [sys.executable, "-m", "harness", "measure", "--version", c.version,
+           "--policy", c.policy, "--envs", str(c.n_envs), "--steps", str(c.steps),
+           "--workers", str(c.workers), "--budget", str(budget)]
+    try:
+        p = subprocess.run(cmd, cwd=ROOT, env=thread_env(v, c.workers), capture_output=True,
+                           text=True, timeout=MEASURE_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return {"error": f"timed out after {MEASURE_TIMEOUT_S} s"}
+    lines = [l for l in p.stdout.splitlines() if l.startswith("{")]
+    if p.returncode != 0 or not lines:
+        tail = (p.stderr.strip().splitlines() or ["no output"])[-1]
+        return {"error": f"exit {p.returncode}: {tail}"}
+    return json.loads(lines[-1])
+
+
+def cmd_measure(args):
+    from .api import GenConfig
+    v = get_version(args.version)
+    why = v.unavailable_reason()
+    if why:
+        raise VersionError(f"{v.name} cannot run here: {why}")
+    cfg = GenConfig(n_envs=args.envs, seed=args.seed, policy=args.policy, workers=args.workers)
+    from .measure import time_generator
+    row = time_generator(lambda: v.module.make_generator(cfg), args.envs, args.steps,
+                         budget_s=args.budget)
+    if hasattr(v.module, "build_info"):
+        try:
+            row["build_info"] = v.module.build_info()
+        except Exception as e:
+            row["build_info"] = f"unavailable: {e}"
+    row["threads_env"] = {k: os.environ.get(k) for k in
+                          ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS")}
+    print(json.dumps(row))
+
+
+def bench_stages():
+    """(order, name, title, function) of every module harness/cmd_*.py with a BENCH_STAGE."""
+    stages = []
+    here = Path(__file__).parent
+    for m in pkgutil.iter_modules([str(here)]):
+        if m.name.startswith("cmd_"):
+            mod = importlib.import_module(f"harness.{m.name}")
+            if hasattr(mod, "BENCH_STAGE") and hasattr(mod, "bench_stage"):
+                order, title = mod.BENCH_STAGE
+                stages.append((order, m.name[4:], title, mod.bench_stage))
+    return sorted(stages)
+
+
+def cmd_bench(args):
+    from .verify import Verifier
+    versions = [get_version(n) for n in args.version] if args.version else discover()
+    quick = args.quick
+    budget = args.budget or (0.4 if quick else 1.5)
+    out = sys.stdout
+    print(f"bench run {results.RUN_ID}: {len(versions)} version(s), "
+          f"{'quick' if quick else 'full'} mode, results in {results.results_dir()}", file=sys.stderr)
+
+    # 1. verify: a version that does not verify gets no number
+    prog = Progress("verify", total=len(versions))
+    verifier = Verifier(progress=prog.note)
+    runnable = []
+    for v in versions:
+        why = v.unavailable_reason()
+        if why:
+            results.append("verification", {"version": v.name, "status": "skipped", "reason": why})
+            prog.step(f"{v.name}: skipped ({why})")
+            continue
+        try:
+            outcomes = verifier.verify(v)
+        except Exception as e:
+            outcomes = None
+            detail = f"{type(e).__name__}: {e}"
+        bad = [o for o in outcomes if not o.ok] if outcomes is not None else [None]
+        if bad:
+            detail = detail if outcomes is None else "; ".join(
+                f"[{o.check}] {o.case}: {o.detail}" for o in bad[:3])
+            results.append("verification", {"version": v.name, "status": "failed", "reason": detail})
+            prog.step(f"{v.name}: FAILED verification")
+            print(f"\n{v.name}: FAILED verification, not timed: {detail}", file=sys.stderr)
+        else:
+            results.append("verification", {"version": v.name, "status": "passed",
+                                             "checks": len(outcomes)})
+            prog.step(f"{v.name}: passed {len(outcomes)} checks")
+            runnable.append(v)
+    prog.clear()
+
+    # 2. time every configuration, each in its own subprocess
+    configs = plan(runnable, args)
+    by_name = {v.name: v for v in runnable}
+    prog = Progress("bench", total=len(configs))
+    failures = 0
+    for c in configs:
+        v = by_name[c.version]
+        prog.note(f"{c.version} {c.policy} N={c.n_envs} T={c.steps} workers={c.workers}")
+        m = run_one(v, c, budget)
+        if "error" in m:
+            failures += 1
+            row = results.append("throughput_errors", {**asdict(c), "error": m["error"]})
+            print(f"\n{c.version} {c.policy} N={c.n_envs} workers={c.workers}: {m['error']}",
+                  file=sys.stderr)
+            prog.step()
+            continue
+        row = {"version": v.name, "number": v.number, "title": v.title,
+               "parallel": v.parallel, "source_hash": results.source_hash(source_paths(v)),
+               "policy": c.policy, "n_envs": c.n_envs, "workers": c.workers,
+               "purpose": c.purpose, "quick": quick, **m}
+        full = results.append("throughput", row)
+        if args.json:
+            out.write(json.dumps(full) + "\n")
+            out.flush()
+        prog.step(f"{c.version} {c.policy} N={c.n_envs} w={c.workers}: "
+                  f"{m['transitions_per_s']:,.0f} transitions/s")
+    prog.clear()
+    print(f"timed {len(configs) - failures} configuration(s), {failures} failed", file=sys.stderr)
+
+    # 3. the extra stages
+    if args.stages != "none" and not args.version and not args.envs:
+        wanted = None if args.stages == "all" else set(args.stages.split(","))
+        for order, name, title, fn in bench_stages():
+            if wanted is not None and name not in wanted:
+                continue
+            prog = Progress(f"stage {name}")
+            prog.note(title)
+            t0 = time.perf_counter()
+            try:
+                fn(quick, prog)
+            except KeyboardInterrupt:
+                raise
+            except Exception as e:     # one stage failing must not lose the others
+                results.append("stage_errors", {"stage": name, "error": f"{type(e).__name__}: {e}"})
+                print(f"\nstage {name} failed: {type(e).__name__}: {e}", file=sys.stderr)
+            prog.clear()
+            print(f"stage {name} ({title}): {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+    return 0

@@ -28,28 +28,31 @@ def summarise(samples: List[float], transitions: int) -> Dict:
 
 
 def time_generator(make: Callable[[], object], n_envs: int, steps: int,
-                   budget_s: float = 2.0, min_repeats: int = 3, max_repeats: int = 30,
-                   min_steps: int = 1, progress: Callable[[str], None] = None) -> Dict:
-    """Measure generate(steps) of the generator `make()` builds.
+                   budget_s: float = 2.0, min_repeats: int = 3, max_repeats: int = 100,
+                   progress: Callable[[str], None] = None) -> Dict:
+    """Measure generate(T) of the generator `make()` builds.
 
-    If the warm-up call shows that `min_repeats` calls of `steps` would take much more
-    than the budget, T is reduced (to as little as `min_steps`) before timing, and the
-    row says so: nothing is extrapolated, the reduced T is what was measured.
+    Start-up: construction plus a warm-up call of generate(1) (which pays for JIT
+    compilation, thread-pool or process start), less a steady generate(1) measured right
+    after it. A second generate(1) probe then tells what one step costs: if `min_repeats`
+    calls of `steps` would take much longer than the budget, T is reduced (by factors of 4,
+    down to 1) before timing, and the row says so. Nothing is extrapolated: the T in the
+    row is the T that was timed.
     """
     t0 = time.perf_counter()
     gen = make()
     construct_s = time.perf_counter() - t0
     try:
         t0 = time.perf_counter()
-        gen.generate(steps)
+        gen.generate(1)
         warmup_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        gen.generate(1)
+        probe_s = time.perf_counter() - t0
         measured_steps = steps
-        per_call = warmup_s
-        while measured_steps > min_steps and per_call * min_repeats > 3 * budget_s:
-            measured_steps = max(min_steps, measured_steps // 4)
-            t0 = time.perf_counter()
-            gen.generate(measured_steps)
-            per_call = time.perf_counter() - t0
+        while measured_steps > 1 and probe_s * measured_steps * min_repeats > 3 * budget_s:
+            measured_steps = max(1, measured_steps // 4)
+        gen.generate(measured_steps)          # one untimed call at the timed shape
         samples = []
         deadline = time.perf_counter() + budget_s
         while len(samples) < max_repeats and (len(samples) < min_repeats or time.perf_counter() < deadline):
@@ -61,12 +64,11 @@ def time_generator(make: Callable[[], object], n_envs: int, steps: int,
     finally:
         gen.close()
     row = summarise(samples, n_envs * measured_steps)
-    steady_full = row["median_s"] * steps / measured_steps
     row.update({
         "steps": measured_steps,
         "requested_steps": steps,
         "construct_s": construct_s,
         "warmup_s": warmup_s,
-        "startup_s": construct_s + max(0.0, warmup_s - steady_full),
+        "startup_s": construct_s + max(0.0, warmup_s - probe_s),
     })
     return row

@@ -1,0 +1,141 @@
+"""The machine's ceilings, measured: memory write bandwidth and float32 GEMM peak.
+
+"Fraction of peak" in the report is of these numbers, measured on the machine that ran
+the bench, never assumed from a datasheet:
+
+- memory bandwidth: a STREAM-like fill and copy of arrays far larger than the caches
+  (256 MiB), by 1 thread and by one thread per core, each filling its own slice (NumPy
+  releases the GIL in these loops). A transition writes 46 bytes (obs 16, action 8,
+  reward 4, next_obs 16, terminated 1, truncated 1), so bandwidth / 46 bounds how many
+  transitions per second any implementation can store.
+- float32 GEMM: NumPy's matmul (OpenBLAS sgemm) on 2048 x 2048 matrices, in a subprocess
+  with OPENBLAS_NUM_THREADS = 1 and = the core count; flop count 2*n^3.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+from . import results
+from .discover import ROOT
+
+BENCH_STAGE = (10, "Machine ceilings: memory bandwidth and float32 GEMM peak")
+BYTES_PER_TRANSITION = 46
+MLP_FLOPS_PER_TRANSITION = 2 * (4 * 128 + 128 * 128 + 128 * 2)    # H = 128: 34,304
+
+
+def register(sub):
+    p = sub.add_parser("ceilings", help="measure memory bandwidth and float32 GEMM peak")
+    p.add_argument("--quick", action="store_true")
+    p.add_argument("--probe", choices=["gemm", "bandwidth"], help=argparse_suppress())
+    p.add_argument("--threads", type=int, default=1, help=argparse_suppress())
+    p.set_defaults(func=cmd_ceilings)
+
+
+def argparse_suppress():
+    import argparse
+    return argparse.SUPPRESS
+
+
+def probe_gemm(quick):
+    import numpy as np
+    n = 1024 if quick else 2048
+    rs = np.random.default_rng(0)
+    a = rs.standard_normal((n, n), dtype=np.float32)
+    b = rs.standard_normal((n, n), dtype=np.float32)
+    c = a @ b
+    samples = []
+    for _ in range(3 if quick else 7):
+        t0 = time.perf_counter()
+        np.matmul(a, b, out=c)
+        samples.append(time.perf_counter() - t0)
+    return {"n": n, "samples_s": samples, "flops": 2 * n ** 3}
+
+
+def probe_bandwidth(threads, quick):
+    import threading
+    import numpy as np
+    nbytes = (64 if quick else 256) << 20
+    src = np.ones(nbytes // 8)
+    dst = np.empty_like(src)
+    chunks = np.array_split(np.arange(len(src)), threads)
+    bounds = [(int(c[0]), int(c[-1]) + 1) for c in chunks]
+
+    def run(kind):
+        def work(lo, hi):
+            if kind == "fill":
+                dst[lo:hi].fill(1.5)
+            else:
+                np.copyto(dst[lo:hi], src[lo:hi])
+        ts = [threading.Thread(target=work, args=b) for b in bounds]
+        t0 = time.perf_counter()
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        return time.perf_counter() - t0
+
+    out = {}
+    for kind, moved in (("fill", nbytes), ("copy", 2 * nbytes)):
+        run(kind)
+        samples = [run(kind) for _ in range(3 if quick else 7)]
+        out[kind] = {"bytes": moved, "samples_s": samples}
+    return out
+
+
+def cmd_ceilings(args):
+    if args.probe == "gemm":
+        print(json.dumps(probe_gemm(args.quick)))
+        return 0
+    if args.probe == "bandwidth":
+        print(json.dumps(probe_bandwidth(args.threads, args.quick)))
+        return 0
+    for row in measure(args.quick):
+        print(f"{row['ceiling']:22s} threads={row['threads']}: {row['value']:.3g} {row['unit']}")
+    return 0
+
+
+def _probe(probe, threads, quick):
+    env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads),
+               MKL_NUM_THREADS=str(threads))
+    cmd = [sys.executable, "-m", "harness", "ceilings", "--probe", probe, "--threads", str(threads)]
+    if quick:
+        cmd.append("--quick")
+    p = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    if p.returncode != 0:
+        raise RuntimeError(f"ceiling probe {probe} failed: {p.stderr.strip()[-300:]}")
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def measure(quick=False, progress=None):
+    import statistics
+    cores = os.cpu_count() or 1
+    rows = []
+    for threads in sorted({1, cores}):
+        if progress:
+            progress.note(f"float32 GEMM, {threads} thread(s)")
+        g = _probe("gemm", threads, quick)
+        med = statistics.median(g["samples_s"])
+        rows.append(results.append("ceilings", {
+            "ceiling": "gemm_f32", "threads": threads, "value": g["flops"] / med / 1e9,
+            "unit": "GFLOP/s", "method": f"numpy.matmul float32 {g['n']}x{g['n']} (OpenBLAS sgemm)",
+            "samples_s": g["samples_s"], "quick": quick}))
+        if progress:
+            progress.note(f"memory bandwidth, {threads} thread(s)")
+        b = _probe("bandwidth", threads, quick)
+        for kind, d in b.items():
+            med = statistics.median(d["samples_s"])
+            rows.append(results.append("ceilings", {
+                "ceiling": f"bandwidth_{kind}", "threads": threads,
+                "value": d["bytes"] / med / 1e9, "unit": "GB/s",
+                "method": f"numpy {kind} of {d['bytes'] // (2 if kind == 'copy' else 1) >> 20} MiB "
+                          f"in {threads} thread(s); copy counts bytes read + written",
+                "samples_s": d["samples_s"], "quick": quick}))
+    return rows
+
+
+def bench_stage(quick, progress):
+    measure(quick, progress)
