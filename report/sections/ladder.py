@@ -1,0 +1,141 @@
+"""The refinement tables, in the form of the matrix-multiply table, and the ladder figure."""
+import matplotlib.pyplot as plt
+import numpy as np
+
+from report.context import fmt_si, fmt_time, md_table
+from report.data import LADDER_SHAPES, ceilings, fraction_of_peak, ladder_rows, version_key
+
+ORDER = 10
+
+
+def table(ctx, policy, n, t):
+    rows = ladder_rows(ctx, policy, n, t)
+    if not rows:
+        return None
+    base = next((r for r in rows if r["version"] == "v1_python"), None)
+    out, prev, reduced = [], None, False
+    for r in rows:
+        tps = r["transitions_per_s"]
+        batch_s = n * t / tps
+        mark = ""
+        if r["steps"] != r.get("requested_steps", r["steps"]):
+            mark, reduced = "†", True
+        frac, which = fraction_of_peak(ctx, policy, tps)
+        out.append((
+            f"`{r['version']}`", r["title"],
+            r["workers"] if r.get("parallel") else "-",
+            fmt_time(batch_s) + mark,
+            f"{tps:,.0f}",
+            f"{tps / base['transitions_per_s']:,.1f}" if base else "-",
+            f"{tps / prev:,.2f}" if prev else "-",
+            f"{100 * frac:.3g}%" if frac is not None else "-",
+        ))
+        prev = tps
+    head = ["Version", "Implementation", "Workers", f"Time per batch ({n}x{t})", "Transitions/s",
+            "Absolute speedup", "Relative speedup", "Fraction of peak"]
+    text = md_table(head, out)
+    if reduced:
+        text += (f"\n\n† timed with fewer steps per call than T={t} (a slow rung at a large shape: "
+                 "see the `steps` field of its row); the time per batch is the batch size divided "
+                 "by the measured transitions/s, not a timing of a full batch.")
+    return text
+
+
+def figure(ctx):
+    combos = [(p, n, t) for p in ("random", "egreedy") for n, t in LADDER_SHAPES]
+    fig, axes = plt.subplots(2, 2, figsize=(12, 8))
+    any_data = False
+    for ax, (p, n, t) in zip(axes.flat, combos):
+        rows = ladder_rows(ctx, p, n, t)
+        if not rows:
+            ax.set_visible(False)
+            continue
+        any_data = True
+        names = [r["version"] for r in rows]
+        vals = [r["transitions_per_s"] for r in rows]
+        ax.bar(range(len(rows)), vals, color="tab:blue")
+        ax.set_yscale("log")
+        ax.set_xticks(range(len(rows)), names, rotation=40, ha="right", fontsize=8)
+        ax.set_title(f"{p}, N={n}, T={t}")
+        ax.set_ylabel("transitions / s (log)")
+        for i, v in enumerate(vals):
+            ax.text(i, v, fmt_si(v), ha="center", va="bottom", fontsize=7)
+        ax.grid(axis="y", which="both", alpha=0.3)
+    if not any_data:
+        plt.close(fig)
+        return None
+    fig.suptitle("Throughput per rung (best worker count), median of timed calls")
+    fig.tight_layout()
+    return ctx.savefig(fig, "ladder_throughput")
+
+
+def render(ctx):
+    parts = ["## The ladder", ""]
+    c = ceilings(ctx)
+    parts.append(
+        "One table per policy and shape. *Absolute speedup* is over v1 (pure Python) at the same "
+        "shape, *relative speedup* over the rung above it in the table; each rung is shown at its "
+        "best measured worker count. *Fraction of peak*: for `random`, transitions/s x 46 bytes "
+        "stored per transition over the measured memory fill bandwidth"
+        + (f" ({c['bandwidth_fill']['value']:.3g} GB/s, {c['bandwidth_fill']['threads']} threads)"
+           if "bandwidth_fill" in c else "")
+        + "; for `egreedy`, transitions/s x 34,304 MLP flops per transition over the measured "
+          "float32 GEMM peak"
+        + (f" ({c['gemm_f32']['value']:.3g} GFLOP/s, {c['gemm_f32']['threads']} threads)"
+           if "gemm_f32" in c else "")
+        + ". See *Machine ceilings* below for how each was measured.\n")
+    found = False
+    for p in ("random", "egreedy"):
+        for n, t in LADDER_SHAPES:
+            tab = table(ctx, p, n, t)
+            if tab:
+                found = True
+                parts += [f"### `{p}`, N={n}, T={t}", "", tab, ""]
+    if not found:
+        return "## The ladder\n\nNo throughput rows in results/ yet: run `make bench`.\n"
+    fig = figure(ctx)
+    if fig:
+        parts += [f"![Throughput per rung]({fig})", ""]
+    return "\n".join(parts)
+
+
+def headline_markdown(ctx):
+    """The README's headline table: every rung at N=4096, both policies."""
+    n, t = 4096, 32
+    rnd = {r["version"]: r for r in ladder_rows(ctx, "random", n, t)}
+    egr = {r["version"]: r for r in ladder_rows(ctx, "egreedy", n, t)}
+    names = sorted(set(rnd) | set(egr), key=version_key)
+    if not names:
+        return "*No results yet: run `make bench`.*"
+    b_r, b_e = rnd.get("v1_python"), egr.get("v1_python")
+
+    def cell(r, b):
+        if not r:
+            return "-"
+        s = f"{fmt_si(r['transitions_per_s'])}"
+        if b:
+            s += f" ({r['transitions_per_s'] / b['transitions_per_s']:,.0f}x)"
+        return s
+    body = [(f"`{v}`", (rnd.get(v) or egr.get(v))["title"], cell(rnd.get(v), b_r), cell(egr.get(v), b_e))
+            for v in names]
+    text = md_table(["Version", "Implementation", f"random, N={n}: transitions/s (vs v1)",
+                     f"egreedy, N={n}: transitions/s (vs v1)"], body)
+    extra = []
+    try:
+        from report.sections import peers
+        if hasattr(peers, "headline"):
+            extra.append(peers.headline(ctx))
+    except Exception:
+        pass
+    try:
+        from report.sections import e2e
+        if hasattr(e2e, "headline"):
+            extra.append(e2e.headline(ctx))
+    except Exception:
+        pass
+    ms = {r["provenance"]["machine"]["cpu"] for r in list(rnd.values()) + list(egr.values())}
+    text += f"\n\nMeasured on: {', '.join(sorted(ms))} (see report/REPORT.md for the full tables)."
+    extra = [e for e in extra if e]
+    if extra:
+        text += "\n\n" + "\n\n".join(extra)
+    return text

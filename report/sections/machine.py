@@ -1,0 +1,34 @@
+"""The machine's measured ceilings and the provenance of the numbers."""
+from report.context import md_table
+from report.data import machines
+
+ORDER = 90
+
+
+def render(ctx):
+    parts = ["## Machine ceilings", ""]
+    rows = ctx.latest("ceilings", ("ceiling", "threads"))
+    if rows:
+        parts += ["Measured by the bench's ceilings stage (`python -m harness ceilings`) on the machine "
+                  "that ran it; these are what *fraction of peak* is of.", "",
+                  md_table(["Ceiling", "Threads", "Value", "How"],
+                           [(r["ceiling"], r["threads"], f"{r['value']:.3g} {r['unit']}", r["method"])
+                            for r in sorted(rows, key=lambda r: (r["ceiling"], r["threads"]))]), ""]
+    else:
+        parts += ["No ceiling rows yet.", ""]
+    parts += ["## Provenance", ""]
+    for m in machines(ctx):
+        parts.append(f"- **{m['cpu']}**: {m['cores']} cores (affinity {m.get('affinity')}), "
+                     f"{m.get('memory_gib')} GiB, SIMD: {' '.join(m.get('simd', []))}, {m.get('os')}")
+    tp = ctx.throughput()
+    if tp:
+        sw = tp[-1]["provenance"]["software"]
+        parts.append("- software: " + ", ".join(f"{k} {v}" for k, v in sw.items()
+                                                  if isinstance(v, str)))
+        commits = sorted({(r['provenance'].get('commit') or '?')[:10] + (" (dirty)" if r['provenance'].get('dirty') else "")
+                          for r in tp})
+        parts.append(f"- commits measured: {', '.join(commits)}")
+        builds = {r["version"]: r["build_info"] for r in tp if r.get("build_info")}
+        for v, b in sorted(builds.items()):
+            parts.append(f"- `{v}` build: {b}")
+    return "\n".join(parts) + "\n"

@@ -1,0 +1,133 @@
+"""Scaling with workers, and throughput against N (where parallelism starts to pay)."""
+from collections import defaultdict
+
+import matplotlib.pyplot as plt
+
+from report.context import fmt_si, md_table
+from report.data import version_key
+
+ORDER = 15
+
+
+def worker_rows(ctx):
+    """{(version, policy, n): {workers: row}} for parallel versions."""
+    out = defaultdict(dict)
+    for r in ctx.throughput():
+        if r.get("parallel") and r.get("requested_steps", r["steps"]) == 32:
+            out[(r["version"], r["policy"], r["n_envs"])][r["workers"]] = r
+    return out
+
+
+def sweep_series(ctx, policy):
+    """{version: {N: tps}} at T=32; parallel versions at 2 workers."""
+    out = defaultdict(dict)
+    for r in ctx.throughput():
+        if r["policy"] != policy or r.get("requested_steps", r["steps"]) != 32:
+            continue
+        if r.get("parallel") and r["workers"] != 2:
+            continue
+        out[r["version"]][r["n_envs"]] = r["transitions_per_s"]
+    return out
+
+
+def serial_baseline(name, names, parallel):
+    """The nearest rung below `name` that has no parallelism."""
+    below = [v for v in names if version_key(v) < version_key(name) and not parallel.get(v)]
+    return max(below, key=version_key) if below else None
+
+
+def crossover(par, base):
+    """Smallest N from which `par` beats `base` at every larger measured N."""
+    ns = sorted(set(par) & set(base))
+    winners = [n for n in ns if par[n] > base[n]]
+    for i, n in enumerate(ns):
+        if all(par[m] > base[m] for m in ns[i:]):
+            return n, ns
+    return None, ns
+
+
+def render(ctx):
+    parts = ["## Scaling", ""]
+    wr = worker_rows(ctx)
+    if wr:
+        body = []
+        for (v, p, n), d in sorted(wr.items(), key=lambda kv: (version_key(kv[0][0]), kv[0][1], kv[0][2])):
+            if len(d) < 2 or 1 not in d:
+                continue
+            one = d[1]["transitions_per_s"]
+            cells = ", ".join(f"{w}: {d[w]['transitions_per_s'] / one:.2f}x" for w in sorted(d))
+            body.append((f"`{v}`", p, n, fmt_si(one), cells))
+        if body:
+            parts += ["### With workers", "",
+                      "Throughput with P workers (processes, threads or ranks) relative to 1, at T=32. "
+                      "The machine has the core count given above: beyond it, workers share cores.", "",
+                      md_table(["Version", "Policy", "N", "1 worker (transitions/s)", "speedup by workers"], body), ""]
+            fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+            for ax, p in zip(axes, ("random", "egreedy")):
+                for (v, pol, n), d in sorted(wr.items()):
+                    if pol != p or n != 4096 or len(d) < 2:
+                        continue
+                    ws = sorted(d)
+                    ax.plot(ws, [d[w]["transitions_per_s"] for w in ws], "o-", label=v)
+                ax.set_xscale("log", base=2)
+                ax.set_yscale("log")
+                ax.set_xlabel("workers")
+                ax.set_ylabel("transitions / s")
+                ax.set_title(f"{p}, N=4096, T=32")
+                ax.grid(alpha=0.3, which="both")
+                if ax.get_legend_handles_labels()[0]:
+                    ax.legend(fontsize=8)
+            fig.tight_layout()
+            parts += [f"![Scaling with workers]({ctx.savefig(fig, 'scaling_workers')})", ""]
+    parallel = {r["version"]: r.get("parallel") for r in ctx.throughput()}
+    texts = []
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    drew = False
+    for ax, p in zip(axes, ("random", "egreedy")):
+        series = sweep_series(ctx, p)
+        for v in sorted(series, key=version_key):
+            pts = sorted(series[v].items())
+            if len(pts) < 3:
+                continue
+            drew = True
+            ax.plot([n for n, _ in pts], [t for _, t in pts], "o-" if not parallel.get(v) else "s--",
+                    label=v + (" (2 workers)" if parallel.get(v) else ""))
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("N environments")
+        ax.set_ylabel("transitions / s")
+        ax.set_title(f"{p}, T=32")
+        ax.grid(alpha=0.3, which="both")
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7)
+        names = list(series)
+        for v in sorted(series, key=version_key):
+            if not parallel.get(v):
+                continue
+            b = serial_baseline(v, names, parallel)
+            if not b:
+                continue
+            n, ns = crossover(series[v], series[b])
+            if len(ns) < 3:
+                continue
+            if n is None:
+                texts.append(f"- `{p}`: `{v}` with 2 workers never overtakes `{b}` at the measured N "
+                             f"({ns[0]}..{ns[-1]}).")
+            elif n == ns[0]:
+                texts.append(f"- `{p}`: `{v}` with 2 workers is ahead of `{b}` already at N={n}.")
+            else:
+                texts.append(f"- `{p}`: `{v}` with 2 workers overtakes `{b}` from N={n} on "
+                             f"(crossover between N={ns[ns.index(n) - 1]} and N={n}).")
+    if drew:
+        fig.tight_layout()
+        parts += ["### Throughput against N", "",
+                  "Each rung at T=32 over N from 1 to 4096 (parallel rungs with 2 workers). "
+                  "Where a parallel rung's line crosses the serial rung below it is where its "
+                  "overhead (process wake-up, synchronisation, thread start) is paid for:", "",
+                  "\n".join(texts) if texts else "- no parallel rung with a serial baseline measured yet.", "",
+                  f"![Throughput against N]({ctx.savefig(fig, 'throughput_vs_n')})", ""]
+    else:
+        plt.close(fig)
+    if len(parts) == 2:
+        return "## Scaling\n\nNo worker or N-sweep rows in results/ yet.\n"
+    return "\n".join(parts)
