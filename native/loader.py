@@ -1,0 +1,66 @@
+"""Import the C++ rungs' extension modules from build/native/lib (made by native/build.sh)."""
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from typing import Optional, Tuple
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LIB_DIR = os.environ.get("STUDY_NATIVE_LIB", os.path.join(ROOT, "build", "native", "lib"))
+
+_cache = {}
+
+
+def cpu_flags() -> set:
+    """The CPU's feature flags from /proc/cpuinfo (empty where there is none)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+def load(name: str) -> Tuple[Optional[object], Optional[str]]:
+    """(module, None) if the module imports, else (None, reason)."""
+    if name in _cache:
+        return _cache[name]
+    if LIB_DIR not in sys.path:
+        sys.path.insert(0, LIB_DIR)
+    try:
+        mod = importlib.import_module(name)
+        res = (mod, None)
+    except ImportError as e:
+        res = (None, f"native module {name} not built ({e}); run `make build`")
+    _cache[name] = res
+    return res
+
+
+def missing_isa(mod) -> Optional[str]:
+    """A reason if this CPU lacks an instruction set the module was compiled for."""
+    need = mod.build_info().get("isa", "").split()
+    have = cpu_flags()
+    if not have:
+        return None
+    alias = {"sse4.2": "sse4_2", "fma": "fma"}
+    lacking = [f for f in need if alias.get(f, f) not in have]
+    if lacking:
+        return f"CPU lacks {', '.join(x.upper() for x in lacking)} (module built for {mod.build_info().get('march')})"
+    return None
+
+
+def available(name: str) -> Optional[str]:
+    mod, err = load(name)
+    if err:
+        return err
+    return missing_isa(mod)
+
+
+def build_info(name: str) -> dict:
+    mod, err = load(name)
+    if err:
+        return {"module": name, "error": err}
+    return dict(mod.build_info())

@@ -1,0 +1,73 @@
+"""The Python face of every C++ rung: a Generator around a native Rollout object.
+
+The output arrays are allocated once (per T) and handed to C++, which writes every
+element; nothing is copied. The arrays returned are reused by the next generate().
+"""
+from __future__ import annotations
+
+from typing import Dict
+
+import numpy as np
+
+from harness.api import Generator, GenConfig, VersionError, check_weights, empty_batch
+
+ORDER = ("obs", "action", "reward", "next_obs", "terminated", "truncated")
+
+
+class NativeGenerator(Generator):
+    def __init__(self, cfg: GenConfig, core):
+        super().__init__(cfg)
+        if cfg.policy not in ("random", "egreedy"):
+            raise VersionError(f"unknown policy '{cfg.policy}'")
+        self.core = core
+        self._batch = None
+        self._T = -1
+        if cfg.policy == "egreedy":
+            self.set_weights(cfg.resolved_weights())
+
+    def set_weights(self, weights: Dict[str, np.ndarray]) -> None:
+        w = check_weights(weights)
+        self.core.set_weights(w["w1"], w["b1"], w["w2"], w["b2"], w["w3"], w["b3"])
+
+    def set_epsilon(self, epsilon: float) -> None:
+        self.core.set_epsilon(float(epsilon))
+
+    def buffers(self, T: int) -> Dict[str, np.ndarray]:
+        if T != self._T:
+            self._batch = empty_batch(T, self.cfg.n_envs)
+            self._T = T
+        return self._batch
+
+    def generate(self, T: int) -> Dict[str, np.ndarray]:
+        if T < 1:
+            raise VersionError(f"T must be at least 1, got {T}")
+        b = self.buffers(T)
+        self.core.generate(*(b[k] for k in ORDER))
+        return b
+
+    def close(self) -> None:
+        self.core = None
+        self._batch = None
+
+
+def micro_step_of(make_core):
+    """micro_step(n_envs): one random-policy step of n_envs environments (generate(1))."""
+    def micro_step(n_envs):
+        g = NativeGenerator(GenConfig(n_envs=n_envs, policy="random"), make_core(n_envs, False))
+        g.generate(1)
+        return lambda: g.generate(1)
+    return micro_step
+
+
+def micro_forward_of(make_core):
+    """micro_forward(n_envs): greedy actions of the rung's network for n_envs observations."""
+    def micro_forward(n_envs):
+        from harness.api import init_weights
+        g = NativeGenerator(GenConfig(n_envs=n_envs, policy="egreedy", weights=init_weights(0)),
+                            make_core(n_envs, True))
+        obs = np.ascontiguousarray(
+            np.stack([0.01 * np.arange(n_envs), np.full(n_envs, -0.02), np.full(n_envs, 0.03),
+                      np.full(n_envs, 0.01)], axis=1).astype(np.float32))
+        act = np.empty(n_envs, np.int64)
+        return lambda: g.core.greedy_batch(obs, act)
+    return micro_forward

@@ -1,0 +1,40 @@
+"""v4_cpp: the rollout in serial C++ (nanobind module _v4_cpp, built by native/build.sh)."""
+NUMBER = "4"
+TITLE = "C++"
+SUMMARY = "Serial C++: one native call runs all T steps of all N environments into reused NumPy arrays"
+PARALLEL = None
+MODULE = "_v4_cpp"
+
+
+def available():
+    from native.loader import available as avail
+    return avail(MODULE)
+
+
+def build_info():
+    from native.loader import build_info as info
+    return info(MODULE)
+
+
+def _core(n_envs, egreedy, seed=0, epsilon=0.1):
+    from native.loader import load
+    mod, err = load(MODULE)
+    if err:
+        from harness.api import VersionError
+        raise VersionError(err)
+    return mod.Rollout(n_envs, seed, egreedy, epsilon)
+
+
+def make_generator(cfg):
+    from native.pygen import NativeGenerator
+    return NativeGenerator(cfg, _core(cfg.n_envs, cfg.policy == "egreedy", cfg.seed, cfg.epsilon))
+
+
+def micro_step(n_envs):
+    from native.pygen import micro_step_of
+    return micro_step_of(_core)(n_envs)
+
+
+def micro_forward(n_envs):
+    from native.pygen import micro_forward_of
+    return micro_forward_of(_core)(n_envs)
