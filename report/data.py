@@ -14,6 +14,13 @@ def version_key(name: str):
     return (int(m.group(1)), m.group(2)) if m else (10**9, name)
 
 
+def ladder_shapes(ctx) -> List[Tuple[int, int]]:
+    """The (N, T) shapes that have ladder rows: the bench's defaults, or what a user asked for."""
+    shapes = {(r["n_envs"], r.get("requested_steps", r["steps"])) for r in ctx.throughput()
+              if r.get("purpose", "ladder") == "ladder"}
+    return sorted(shapes) or list(LADDER_SHAPES)
+
+
 def ladder_rows(ctx, policy: str, n_envs: int, steps: int = 32) -> List[dict]:
     """Per version, its best measured configuration (over workers) at this shape, in ladder order."""
     best: Dict[str, dict] = {}

@@ -3,7 +3,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from report.context import fmt_si, fmt_time, md_table
-from report.data import LADDER_SHAPES, ceilings, fraction_of_peak, ladder_rows, version_key
+from report.data import ladder_shapes, ceilings, fraction_of_peak, ladder_rows, version_key
 
 ORDER = 10
 
@@ -42,8 +42,9 @@ def table(ctx, policy, n, t):
 
 
 def figure(ctx):
-    combos = [(p, n, t) for p in ("random", "egreedy") for n, t in LADDER_SHAPES]
-    fig, axes = plt.subplots(2, 2, figsize=(12, 8))
+    combos = [(p, n, t) for p in ("random", "egreedy") for n, t in ladder_shapes(ctx)]
+    cols = max(1, len(combos) // 2)
+    fig, axes = plt.subplots(2, cols, figsize=(6 * cols, 8), squeeze=False)
     any_data = False
     for ax, (p, n, t) in zip(axes.flat, combos):
         rows = ladder_rows(ctx, p, n, t)
@@ -86,7 +87,7 @@ def render(ctx):
         + ". See *Machine ceilings* below for how each was measured.\n")
     found = False
     for p in ("random", "egreedy"):
-        for n, t in LADDER_SHAPES:
+        for n, t in ladder_shapes(ctx):
             tab = table(ctx, p, n, t)
             if tab:
                 found = True
