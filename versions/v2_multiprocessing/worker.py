@@ -1,0 +1,90 @@
+"""What runs inside one v2 worker process.
+
+A worker owns the contiguous slice lo..hi-1 of the N environments and its own copy of
+the Q-network, and runs v1's code on it (PythonGenerator, with the global env indices,
+so the counter-based RNG gives every environment the draws it has in v1). It writes its
+columns of the batch straight into the shared-memory segment and answers "done"; no
+transition is ever pickled.
+"""
+import signal
+import traceback
+from dataclasses import replace
+from multiprocessing import shared_memory
+
+import numpy as np
+
+from versions.common import rng
+from versions.common.cartpole import ARRAY_NAMES
+from versions.v1_python.rollout import PythonGenerator, to_f32
+
+OUT_NAMES = tuple(k for k in ARRAY_NAMES if k != "reward")   # reward is all ones: parent's
+ALIGN = 64
+
+
+def layout(T, N):
+    """[(name, dtype, shape, offset)] of the outputs in the segment, and its size in bytes."""
+    specs = [("obs", np.float32, (T, N, 4)), ("action", np.int64, (T, N)),
+             ("next_obs", np.float32, (T, N, 4)), ("terminated", np.bool_, (T, N)),
+             ("truncated", np.bool_, (T, N))]
+    out, off = [], 0
+    for name, dt, shape in specs:
+        out.append((name, dt, shape, off))
+        off += -(-int(np.prod(shape)) * np.dtype(dt).itemsize // ALIGN) * ALIGN
+    return out, max(off, ALIGN)
+
+
+def views(buf, T, N):
+    return {name: np.ndarray(shape, dt, buffer=buf, offset=off)
+            for name, dt, shape, off in layout(T, N)[0]}
+
+
+class SliceGenerator(PythonGenerator):
+    """v1's generator for environments lo..hi-1 of the whole batch."""
+
+    def __init__(self, cfg, lo, hi):
+        super().__init__(replace(cfg, n_envs=hi - lo))
+        envs = range(lo, hi)
+        self.k_reset = [rng.key(cfg.seed, rng.RESET, i) for i in envs]
+        self.k_action = [rng.key(cfg.seed, rng.ACTION, i) for i in envs]
+        self.k_explore = [rng.key(cfg.seed, rng.EXPLORE, i) for i in envs]
+        self.state = [rng.reset_state(k, 0) for k in self.k_reset]
+        self.obs = [to_f32(s) for s in self.state]
+
+
+def worker_main(index, cfg, lo, hi, conn):
+    """Serve ("gen", T, segment, weights|None, epsilon, fault|None) until ("stop",) or EOF."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is the parent's to handle
+    shm = None
+    try:
+        gen = SliceGenerator(cfg, lo, hi)
+        while True:
+            try:
+                msg = conn.recv()
+            except EOFError:                       # the parent is gone
+                return
+            if msg[0] == "stop":
+                return
+            _, T, seg_name, weights, epsilon, fault = msg
+            if shm is None or shm.name != seg_name:
+                if shm is not None:
+                    shm.close()
+                shm = shared_memory.SharedMemory(name=seg_name)
+            if weights is not None:
+                gen.set_weights(weights)
+            gen.set_epsilon(epsilon)
+            if fault == "raise":
+                raise RuntimeError("fault injected by the test hook")
+            batch = gen.generate(T)
+            out = views(shm.buf, T, cfg.n_envs)
+            for k in OUT_NAMES:
+                out[k][:, lo:hi] = batch[k]
+            del out
+            conn.send(("done",))
+    except Exception as e:
+        try:
+            conn.send(("error", f"{type(e).__name__}: {e}", traceback.format_exc()))
+        except Exception:
+            pass
+    finally:
+        if shm is not None:
+            shm.close()
