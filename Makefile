@@ -21,7 +21,7 @@ help:
 	@echo "make clean      remove the virtualenv and build outputs (results/ are kept)"
 
 $(STAMP): requirements.txt requirements-peers.txt scripts/setup.sh
-	PY=$(PY) bash scripts/setup.sh
+	VENV=$(VENV) PY=$(PY) bash scripts/setup.sh
 	@touch $(STAMP)
 
 setup: $(STAMP)
