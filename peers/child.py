@@ -1,0 +1,71 @@
+"""Measure one peer at one shape in this process and print its row as one JSON line.
+
+    python -m peers.child --peer envpool_sync --envs 4096 --steps 32 --policy random
+
+The harness (harness/cmd_peers.py) runs this in a subprocess per measurement, with the
+thread variables pinned in its environment, so one peer's threads, leaked processes or
+crash cannot disturb another's numbers. The row is printed, not written: the parent
+writes it with harness.results.append.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import traceback
+import warnings
+
+
+def measure(peer, n_envs, steps, policy, seed=0, budget_s=1.0, min_repeats=3,
+            max_repeats=20, threads=None):
+    import peers
+    from harness.measure import time_generator
+    cls = peers.peer_class(peer)
+    base = {"peer": peer, "title": cls.title, "policy": policy, "n_envs": n_envs,
+            "requested_steps": steps, "autoreset": cls.autoreset, "differs": cls.differs}
+    built = {}
+
+    def make():
+        p = peers.make(peer, n_envs, policy, seed, threads)
+        built["info"] = p.info()
+        return p
+
+    try:
+        m = time_generator(make, n_envs, steps, budget_s=budget_s, min_repeats=min_repeats,
+                           max_repeats=max_repeats)
+    except peers.PeerUnavailable as e:
+        return {**base, "skipped": True, "reason": str(e)}
+    row = {**base, **built.get("info", {}), "skipped": False, **m}
+    return row
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python -m peers.child")
+    ap.add_argument("--peer", required=True)
+    ap.add_argument("--envs", type=int, required=True)
+    ap.add_argument("--steps", type=int, required=True)
+    ap.add_argument("--policy", default="random")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--budget", type=float, default=1.0)
+    ap.add_argument("--min-repeats", type=int, default=3)
+    ap.add_argument("--max-repeats", type=int, default=20)
+    ap.add_argument("--threads", type=int, default=None)
+    a = ap.parse_args(argv)
+    warnings.simplefilter("ignore")
+    t0 = time.perf_counter()
+    try:
+        row = measure(a.peer, a.envs, a.steps, a.policy, a.seed, a.budget, a.min_repeats,
+                      a.max_repeats, a.threads)
+    except Exception as e:  # a crash is a skipped row with the reason, not a dead stage
+        tb = traceback.format_exc(limit=3)
+        row = {"peer": a.peer, "policy": a.policy, "n_envs": a.envs, "requested_steps": a.steps,
+               "skipped": True, "reason": f"crashed: {type(e).__name__}: {e}",
+               "traceback": tb[-2000:]}
+    row["child_wall_s"] = time.perf_counter() - t0
+    sys.stdout.write("PEER_ROW " + json.dumps(row) + "\n")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,188 @@
+"""versions.common.vector_env.RungVectorEnv against Gymnasium's own vector-env conventions."""
+import warnings
+
+import numpy as np
+import pytest
+
+gym = pytest.importorskip("gymnasium")
+from gymnasium.vector import AutoresetMode, VectorEnv  # noqa: E402
+
+from harness.api import GenConfig  # noqa: E402
+from versions.common import rng  # noqa: E402
+from versions.common.vector_env import RungVectorEnv, numpy_step  # noqa: E402
+
+N = 6
+
+
+def reference(n):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return gym.make_vec("CartPole-v1", num_envs=n, vectorization_mode="sync",
+                            vector_kwargs={"autoreset_mode": AutoresetMode.SAME_STEP})
+
+
+def test_api_surface_matches_gymnasium_sync_vector_env():
+    ours, ref = RungVectorEnv(N, seed=0), reference(N)
+    assert isinstance(ours, VectorEnv)
+    assert ours.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
+    assert ours.metadata["autoreset_mode"] == ref.metadata["autoreset_mode"]
+    assert ours.single_observation_space == ref.single_observation_space
+    assert ours.single_action_space == ref.single_action_space
+    assert ours.observation_space == ref.observation_space
+    assert ours.action_space == ref.action_space
+    obs, info = ours.reset(seed=0)
+    assert obs.dtype == np.float32 and obs.shape == (N, 4) and info == {}
+    assert ours.observation_space.contains(obs)
+    out = ours.step(ours.action_space.sample())
+    ref.reset(seed=0)
+    ref_out = ref.step(ref.action_space.sample())
+    for a, b in zip(out[:4], ref_out[:4]):
+        assert a.shape == b.shape and a.dtype == b.dtype
+    ours.close()
+    ref.close()
+
+
+def test_reset_states_are_the_workloads():
+    env = RungVectorEnv(N, seed=0)
+    obs, _ = env.reset(seed=0)
+    np.testing.assert_allclose(obs[0], [0.031934, -0.040546, 0.024553, 0.019003], atol=1e-6)
+    for i in range(N):
+        want = rng.reset_state(rng.key(0, rng.RESET, i), 0)
+        np.testing.assert_array_equal(obs[i], np.float32(want))
+    again, _ = env.reset(seed=0)
+    np.testing.assert_array_equal(obs, again)
+    moved_on, _ = env.reset()             # no seed: every env starts its next episode
+    assert not np.array_equal(obs, moved_on)
+
+
+def test_same_trajectories_as_gymnasium_same_step():
+    """Both envs from the same states, stepped with the same actions, agree step by step;
+    where an episode ends, the final obs (infos) agree and Gymnasium's env is set to our
+    reset state (its own RNG would draw another one)."""
+    ours, ref = RungVectorEnv(N, seed=3), reference(N)
+    obs, _ = ours.reset(seed=3)
+    ref.reset(seed=3)
+    subs = [e.unwrapped for e in ref.envs]
+    for i, e in enumerate(subs):
+        e.state = ours.state[i].copy()
+    actions_rng = np.random.default_rng(0)
+    ends = 0
+    for t in range(300):
+        a = actions_rng.integers(0, 2, N)
+        o1, r1, te1, tr1, i1 = ours.step(a)
+        o2, r2, te2, tr2, i2 = ref.step(a)
+        np.testing.assert_array_equal(te1, te2)
+        np.testing.assert_array_equal(tr1, tr2)
+        np.testing.assert_array_equal(r1, r2)
+        assert r1.dtype == r2.dtype
+        done = te1 | tr1
+        assert set(i1) == set(i2)
+        if done.any():
+            ends += int(done.sum())
+            np.testing.assert_array_equal(i1["_final_obs"], i2["_final_obs"])
+            np.testing.assert_array_equal(i1["_final_info"], i2["_final_info"])
+            for i in np.flatnonzero(done):
+                np.testing.assert_allclose(i1["final_obs"][i], i2["final_obs"][i], atol=1e-6)
+                assert i1["final_obs"][i].dtype == np.float32
+                subs[i].state = ours.state[i].copy()       # the same fresh start
+                ref._env_obs[i] = o1[i]
+                o2[i] = o1[i]
+            assert all(i1["final_obs"][i] is None for i in np.flatnonzero(~done))
+        np.testing.assert_allclose(o1, o2, atol=1e-6)
+        assert ours.observation_space.contains(o1)
+    assert ends > 10                       # episodes did end and reset
+    ours.close()
+    ref.close()
+
+
+def test_truncation_at_500_steps():
+    env = RungVectorEnv(2, seed=0, max_episode_steps=500)
+    env.reset(seed=0)
+    # Hold the pole upright by rewriting the state: only truncation can end the episode.
+    for t in range(500):
+        env.state[:] = 0.0
+        _, _, te, tr, info = env.step(np.array([0, 1]))
+        if t < 499:
+            assert not tr.any() and not info
+    assert tr.all() and not te.any()
+    assert info["_final_obs"].all()
+    assert (env.elapsed == 0).all() and (env.episode == 1).all()
+
+
+def test_numpy_step_matches_the_scalar_reference():
+    from versions.common.cartpole import step
+    r = np.random.default_rng(1)
+    state = r.uniform(-0.2, 0.2, (64, 4))
+    actions = r.integers(0, 2, 64)
+    want = [step(*s, int(a)) for s, a in zip(state.tolist(), actions)]
+    term = numpy_step(state, actions)
+    np.testing.assert_allclose(state, [w[:4] for w in want], rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(term, [w[4] for w in want])
+
+
+def test_bad_actions_and_missing_reset_are_refused():
+    env = RungVectorEnv(3)
+    with pytest.raises(RuntimeError):
+        env.step(np.zeros(3, np.int64))
+    env.reset(seed=1)
+    with pytest.raises(ValueError):
+        env.step(np.array([0, 2, 1]))
+    with pytest.raises(ValueError):
+        env.step(np.zeros(4, np.int64))
+
+
+def test_a_rung_stepper_is_used_when_the_version_offers_one():
+    calls = []
+
+    import types
+    fake = types.ModuleType("fake_version")
+
+    def make_stepper(n):
+        def stepper(state, actions):
+            calls.append(actions.copy())
+            return numpy_step(state, actions)
+        return stepper
+
+    fake.make_stepper = make_stepper
+    env = RungVectorEnv(4, version=fake)
+    assert env.stepper_source == "fake_version"
+    env.reset(seed=0)
+    env.step(np.array([1, 0, 1, 0]))
+    assert len(calls) == 1 and calls[0].tolist() == [1, 0, 1, 0]
+
+
+def test_collect_uses_the_rungs_generator_and_equals_it():
+    env = RungVectorEnv(4, seed=5, version="v1_python", policy="random")
+    assert env.stepper_source.endswith("numpy_step")     # v1 has no stepper of its own
+    batch = {k: v.copy() for k, v in env.collect(8).items()}
+    from versions.v1_python.version import make_generator
+    with make_generator(GenConfig(n_envs=4, seed=5, policy="random")) as g:
+        want = g.generate(8)
+    for k in want:
+        np.testing.assert_array_equal(batch[k], want[k])
+    with pytest.raises(RuntimeError):
+        env.reset()                        # one mode per instance
+    env.close()
+
+
+def test_step_mode_and_collect_give_the_same_transitions():
+    """Random actions of the workload, fed through step(), reproduce the rung's batch."""
+    n, T, seed = 3, 40, 2
+    env = RungVectorEnv(n, seed=seed)
+    obs, _ = env.reset(seed=seed)
+    k_action = [rng.key(seed, rng.ACTION, i) for i in range(n)]
+    from versions.v1_python.version import make_generator
+    with make_generator(GenConfig(n_envs=n, seed=seed, policy="random")) as g:
+        want = g.generate(T)
+        for t in range(T):
+            a = np.array([rng.random_action(k_action[i], t) for i in range(n)])
+            np.testing.assert_array_equal(a, want["action"][t])
+            np.testing.assert_allclose(obs, want["obs"][t], atol=1e-6)
+            obs, _, te, tr, info = env.step(a)
+            nxt = obs.copy()
+            if info:
+                for i in np.flatnonzero(info["_final_obs"]):
+                    nxt[i] = info["final_obs"][i]
+            np.testing.assert_allclose(nxt, want["next_obs"][t], atol=1e-6)
+            np.testing.assert_array_equal(te, want["terminated"][t])
+            np.testing.assert_array_equal(tr, want["truncated"][t])

@@ -1,0 +1,231 @@
+"""A drop-in Gymnasium VectorEnv for the study's CartPole-v1, over any rung.
+
+Why two paths. A rung's generate(T) picks its own actions (random or epsilon-greedy over
+the Q-network it was given), so it cannot take actions from a user's loop. A training
+loop that owns its policy needs step(actions). This adapter offers both, honestly:
+
+  step(actions)   Gymnasium's VectorEnv API. The N CartPole states are stepped together
+                  in float64, in Gymnasium's order of operations (versions.common.cartpole),
+                  by a *stepper*: the named rung's own, if its version module defines
+                  `make_stepper(n_envs)` (see below), else this module's NumPy step
+                  (`numpy_step`, one array operation per line of the reference for all N
+                  environments). Resets use the counter-based RNG of WORKLOAD.md, so the
+                  initial states equal every rung's for the same seed.
+  collect(T)      the rung's own generate(T): environments *and* the actor's policy in the
+                  rung's code (the whole speed-up of the ladder). A DQN loop hands over its
+                  network with set_weights() and epsilon with set_epsilon(), and gets the
+                  N*T transitions of WORKLOAD.md. The generator has its own environments.
+
+An instance is used in one mode: after the first collect(), step() is refused and the
+reverse, since the two paths hold different environment states.
+
+Conventions are Gymnasium 1.3.0's same-step autoreset (metadata["autoreset_mode"] is
+AutoresetMode.SAME_STEP): when a step ends an episode, the returned observation is the
+new episode's first one, infos["final_obs"] (an object array, None elsewhere) holds the
+final observation, infos["_final_obs"] masks it, and infos["final_info"] /
+infos["_final_info"] follow as in SyncVectorEnv. Rewards are float64 ones like
+SyncVectorEnv's; observations float32.
+
+The stepper protocol a rung may add to its version.py:
+
+    def make_stepper(n_envs):
+        # returns step(state, actions) -> terminated: state float64[N, 4] updated in place,
+        # actions int64[N] of 0/1, terminated bool[N]; Gymnasium's order of operations.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from versions.common import cartpole as cp
+from versions.common import rng
+
+try:
+    import gymnasium as gym
+    from gymnasium import spaces
+    from gymnasium.vector import AutoresetMode, VectorEnv
+    from gymnasium.vector.utils import batch_space
+except ImportError as e:  # pragma: no cover - gymnasium is a core requirement
+    raise ImportError(f"versions.common.vector_env needs gymnasium: {e}")
+
+HIGH = np.array([cp.X_THRESHOLD * 2, np.inf, cp.THETA_THRESHOLD * 2, np.inf], np.float32)
+
+Stepper = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
+def numpy_step(state: np.ndarray, actions: np.ndarray) -> np.ndarray:
+    """Step float64 states [N, 4] in place with actions [N]; return terminated [N]."""
+    x, x_dot, theta, theta_dot = state[:, 0], state[:, 1], state[:, 2], state[:, 3]
+    force = np.where(actions == 1, cp.FORCE_MAG, -cp.FORCE_MAG)
+    costheta = np.cos(theta)
+    sintheta = np.sin(theta)
+    temp = (force + cp.POLEMASS_LENGTH * (theta_dot * theta_dot) * sintheta) / cp.TOTAL_MASS
+    thetaacc = (cp.GRAVITY * sintheta - costheta * temp) / (
+        cp.LENGTH * (4.0 / 3.0 - cp.MASSPOLE * (costheta * costheta) / cp.TOTAL_MASS))
+    xacc = temp - cp.POLEMASS_LENGTH * thetaacc * costheta / cp.TOTAL_MASS
+    new_x = x + cp.TAU * x_dot
+    new_theta = theta + cp.TAU * theta_dot
+    state[:, 1] = x_dot + cp.TAU * xacc
+    state[:, 3] = theta_dot + cp.TAU * thetaacc
+    state[:, 0] = new_x
+    state[:, 2] = new_theta
+    return ((new_x < -cp.X_THRESHOLD) | (new_x > cp.X_THRESHOLD)
+            | (new_theta < -cp.THETA_THRESHOLD) | (new_theta > cp.THETA_THRESHOLD))
+
+
+def _version_module(version):
+    """The version.py module for a name like "v1_python" (or a module given directly)."""
+    if version is None or not isinstance(version, str):
+        return version
+    try:
+        return importlib.import_module(f"versions.{version}.version")
+    except ImportError as e:
+        from harness.api import VersionError
+        raise VersionError(f"no version '{version}' ({e})")
+
+
+class RungVectorEnv(VectorEnv):
+    """N CartPole-v1 environments behind Gymnasium's VectorEnv API (same-step autoreset).
+
+    version: a version name ("v5b_simd"), a version module, or None. It provides the stepper
+             if it defines make_stepper(n_envs), and collect(T) through make_generator.
+    generator_factory: instead of a version, a callable cfg -> Generator for collect(T).
+    """
+
+    metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.SAME_STEP}
+
+    def __init__(self, num_envs: int, seed: int = 0, version: Any = None,
+                 generator_factory: Optional[Callable] = None, policy: str = "egreedy",
+                 weights=None, epsilon: Optional[float] = None, workers: int = 1,
+                 max_episode_steps: int = cp.MAX_EPISODE_STEPS):
+        if num_envs < 1:
+            raise ValueError(f"num_envs must be positive, got {num_envs}")
+        self.num_envs = int(num_envs)
+        self.seed_value = int(seed)
+        self.max_episode_steps = int(max_episode_steps)
+        self.single_observation_space = spaces.Box(-HIGH, HIGH, dtype=np.float32)
+        self.single_action_space = spaces.Discrete(2)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self.render_mode = None
+        self.metadata = dict(self.metadata)
+
+        self.version_module = _version_module(version)
+        maker = getattr(self.version_module, "make_stepper", None)
+        if maker is not None:
+            self._stepper: Stepper = maker(self.num_envs)
+            self.stepper_source = getattr(self.version_module, "__name__", str(version))
+        else:
+            self._stepper = numpy_step
+            self.stepper_source = "versions.common.vector_env.numpy_step"
+        self._factory = generator_factory
+        if self._factory is None and self.version_module is not None:
+            self._factory = getattr(self.version_module, "make_generator", None)
+        self._gen_args = dict(policy=policy, weights=weights, epsilon=epsilon, workers=workers)
+        self._generator = None
+        self._mode = None                      # "step" or "collect", fixed by first use
+
+        self._k_reset = np.array([rng.key(self.seed_value, rng.RESET, i)
+                                  for i in range(self.num_envs)], dtype=object)
+        self.state = np.zeros((self.num_envs, 4), np.float64)
+        self.episode = np.full(self.num_envs, -1, np.int64)
+        self.elapsed = np.zeros(self.num_envs, np.int64)
+        self._needs_reset = True
+
+    # --- Gymnasium VectorEnv API ------------------------------------------------------
+    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
+        """Start a new episode in every environment.
+
+        With an int seed, the episode counters start again at 0 under that seed, so the
+        initial states are WORKLOAD.md's (equal to any rung's for that seed); without one,
+        every environment moves on to its next episode.
+        """
+        self._enter("step")
+        if seed is not None:
+            if not isinstance(seed, (int, np.integer)):
+                raise TypeError("RungVectorEnv.reset takes one int seed for all environments "
+                                "(per-environment streams come from the counter-based RNG)")
+            self.seed_value = int(seed)
+            self._k_reset = np.array([rng.key(self.seed_value, rng.RESET, i)
+                                      for i in range(self.num_envs)], dtype=object)
+            self.episode[:] = -1
+        for i in range(self.num_envs):
+            self._new_episode(i)
+        self._needs_reset = False
+        return self.state.astype(np.float32), {}
+
+    def step(self, actions):
+        self._enter("step")
+        if self._needs_reset:
+            raise RuntimeError("call reset() before step()")
+        a = np.asarray(actions)
+        if a.shape != (self.num_envs,) or not np.isin(a, (0, 1)).all():
+            raise ValueError(f"actions must be {self.num_envs} values of 0 or 1, got {actions!r}")
+        terminated = np.asarray(self._stepper(self.state, a.astype(np.int64)), dtype=np.bool_)
+        self.elapsed += 1
+        truncated = self.elapsed >= self.max_episode_steps
+        obs = self.state.astype(np.float32)
+        rewards = np.ones(self.num_envs, np.float64)
+        infos: dict = {}
+        done = terminated | truncated
+        if done.any():
+            idx = np.flatnonzero(done)
+            final = np.full(self.num_envs, None, dtype=object)
+            for i in idx:
+                final[i] = obs[i].copy()
+                self._new_episode(i)
+                obs[i] = self.state[i].astype(np.float32)
+            infos = {"final_obs": final, "_final_obs": done.copy(),
+                     "final_info": {}, "_final_info": done.copy()}
+        return obs, rewards, terminated, truncated, infos
+
+    def close_extras(self, **kwargs):
+        if self._generator is not None:
+            self._generator.close()
+            self._generator = None
+
+    # --- the rung's own path -----------------------------------------------------------
+    def collect(self, T: int):
+        """T steps of all N environments by the rung's generator (its own policy): the
+        arrays of WORKLOAD.md, [T, N, ...] time-major. Valid until the next call."""
+        self._enter("collect")
+        if self._generator is None:
+            if self._factory is None:
+                raise RuntimeError("collect() needs a version or a generator_factory")
+            from harness.api import DEFAULT_EPSILON, GenConfig
+            g = self._gen_args
+            cfg = GenConfig(n_envs=self.num_envs, seed=self.seed_value, policy=g["policy"],
+                            epsilon=DEFAULT_EPSILON if g["epsilon"] is None else g["epsilon"],
+                            weights=g["weights"], workers=g["workers"])
+            self._generator = self._factory(cfg)
+        return self._generator.generate(int(T))
+
+    def set_weights(self, weights) -> None:
+        self._gen_args["weights"] = weights
+        if self._generator is not None:
+            self._generator.set_weights(weights)
+
+    def set_epsilon(self, epsilon: float) -> None:
+        self._gen_args["epsilon"] = float(epsilon)
+        if self._generator is not None:
+            self._generator.set_epsilon(float(epsilon))
+
+    # --- internals ---------------------------------------------------------------------
+    def _new_episode(self, i: int) -> None:
+        self.episode[i] += 1
+        self.elapsed[i] = 0
+        self.state[i] = rng.reset_state(int(self._k_reset[i]), int(self.episode[i]))
+
+    def _enter(self, mode: str) -> None:
+        if self._mode is None:
+            self._mode = mode
+        elif self._mode != mode:
+            raise RuntimeError(f"this RungVectorEnv is used through {self._mode}(); "
+                               f"make another instance for {mode}()")
+
+
+def make_vec(num_envs: int, seed: int = 0, version: Any = None, **kwargs) -> RungVectorEnv:
+    """Shorthand: RungVectorEnv(num_envs, seed, version, ...)."""
+    return RungVectorEnv(num_envs, seed=seed, version=version, **kwargs)
