@@ -113,13 +113,18 @@ def mpirun_args(P: int):
 # ---- killing the job: every process of mpirun's session -----------------------------
 
 def _session_pids(sid: int):
+    """Live (non-zombie) processes of session `sid` on this machine."""
     pids = []
     for d in os.listdir("/proc"):
         if d.isdigit():
             try:
-                if os.getsid(int(d)) == sid:
+                if os.getsid(int(d)) != sid:
+                    continue
+                with open(f"/proc/{d}/stat", "rb") as f:
+                    state = f.read().rsplit(b")", 1)[1].split()[0]
+                if state not in (b"Z", b"X"):
                     pids.append(int(d))
-            except OSError:
+            except (OSError, IndexError):
                 pass
     return pids
 
@@ -312,11 +317,17 @@ class MPIGenerator(Generator):
             job.conn.sendall(CMD.pack(MAGIC_CMD, cmd, T, self.H, self.epsilon, len(payload)) + payload)
             return self._reply(time.monotonic() + TIMEOUT_S + budget_s, what)
         except BaseException as e:        # incl. KeyboardInterrupt: the job's state is unknown
+            if isinstance(e, (MPIJobError, OSError)) and "deadline" not in str(e):
+                try:                      # a rank died: give mpirun a moment to say which
+                    job.popen.wait(timeout=1.0)
+                except subprocess.TimeoutExpired:
+                    pass
             tail = job.log_tail()
             self._dead = str(e).splitlines()[0] if str(e) else type(e).__name__
             self._finalizer()
             if isinstance(e, OSError):
-                raise MPIJobError(f"lost the MPI job while {what}: {e}\n{tail}") from e
+                raise MPIJobError(f"lost the connection to rank 0 while {what} (rank 0 died?): "
+                                  f"{e}\n{tail}") from e
             if isinstance(e, MPIJobError):
                 raise MPIJobError(f"{e}\n{tail}" if tail else str(e)) from None
             raise

@@ -34,6 +34,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <map>
 #include <memory>
 #include <string>
@@ -194,6 +195,23 @@ bool reply(int fd, uint32_t status, double r_s, double g_s, double tot_s, const 
     return write_all(fd, &h, sizeof h) && write_all(fd, payload.data(), payload.size());
 }
 
+// Ranks 1..P-1 wait for the next order while the learner (Python) trains: a blocking
+// MPI_Bcast would busy-poll a core the whole time. Poll an MPI_Ibcast instead: spin for
+// `spin_s` (back-to-back calls see no added latency), then sleep 20-200 us between polls.
+void wait_politely(MPI_Request* req, double spin_s) {
+    int done = 0;
+    const double t0 = MPI_Wtime();
+    for (;;) {
+        MPI_Test(req, &done, MPI_STATUS_IGNORE);
+        if (done) return;
+        const double waited = MPI_Wtime() - t0;
+        if (waited > spin_s) {
+            timespec ts{0, waited < 0.01 ? 20000L : 200000L};
+            nanosleep(&ts, nullptr);
+        }
+    }
+}
+
 [[noreturn]] void die(const char* why) {
     std::fprintf(stderr, "v6_mpi rank 0: %s; aborting the job\n", why);
     std::fflush(stderr);
@@ -203,6 +221,8 @@ bool reply(int fd, uint32_t status, double r_s, double g_s, double tot_s, const 
 
 // ---- the rollout job ---------------------------------------------------------------------
 int run_job(int rank, int size, const char* sock_path, int64_t N, uint64_t seed, bool egreedy) {
+    const char* spin_env = std::getenv("V6_MPI_SPIN_US");
+    const double spin_s = (spin_env ? std::atof(spin_env) : 200.0) * 1e-6;
     std::vector<int> counts(size), displs(size);
     for (int r = 0; r < size; ++r) {
         const int64_t lo = N * r / size, hi = N * (r + 1) / size;
@@ -304,7 +324,10 @@ int run_job(int rank, int size, const char* sock_path, int64_t N, uint64_t seed,
                 }
             }
         }
-        MPI_Bcast(&ord, sizeof ord, MPI_BYTE, 0, MPI_COMM_WORLD);
+        MPI_Request req;
+        MPI_Ibcast(&ord, sizeof ord, MPI_BYTE, 0, MPI_COMM_WORLD, &req);
+        if (rank == 0) MPI_Wait(&req, MPI_STATUS_IGNORE);
+        else wait_politely(&req, spin_s);
         if (ord.cmd == C_QUIT) break;
         if (ord.has_weights) {             // new policy weights: broadcast, then rebuild the MLP
             const size_t H = static_cast<size_t>(ord.H);
