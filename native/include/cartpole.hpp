@@ -49,12 +49,25 @@ inline void init_env(Env& e, uint64_t k_reset) noexcept {
     reset_state(k_reset, 0, e.s);
 }
 
+// Returns x unchanged, but hides from the optimiser that it is x. GCC merges sin(x) and
+// cos(x) of the same x into one sincos() call, which gives the same bits but on glibc
+// 2.36 takes about twice as long as sin() plus cos() (it has no FMA variant); calling
+// sin on an opaque copy keeps the two separate calls. Costs no instruction.
+inline double hide(double x) noexcept {
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    __asm__("" : "+x"(x));
+#elif defined(__GNUC__)
+    __asm__("" : "+r"(x));
+#endif
+    return x;
+}
+
 // One Euler step in place; returns `terminated`. Order of operations is Gymnasium's.
 inline bool step(double s[4], int action) noexcept {
     const double x = s[0], x_dot = s[1], theta = s[2], theta_dot = s[3];
     const double force = action == 1 ? FORCE_MAG : -FORCE_MAG;
     const double costheta = std::cos(theta);
-    const double sintheta = std::sin(theta);
+    const double sintheta = std::sin(hide(theta));
     const double temp = (force + POLEMASS_LENGTH * (theta_dot * theta_dot) * sintheta) / TOTAL_MASS;
     const double thetaacc = (GRAVITY * sintheta - costheta * temp) /
         (LENGTH * (4.0 / 3.0 - MASSPOLE * (costheta * costheta) / TOTAL_MASS));

@@ -4,6 +4,7 @@ TITLE = "C++"
 SUMMARY = "Serial C++: one native call runs all T steps of all N environments into reused NumPy arrays"
 PARALLEL = None
 MODULE = "_v4_cpp"
+EXTRA_SOURCES = ("native/CMakeLists.txt", "native/pygen.py", "native/loader.py")
 
 
 def available():

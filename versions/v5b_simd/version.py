@@ -1,0 +1,47 @@
+"""v5b_simd: v5 with the work of a step done for a tile of environments: vectorised dynamics, blocked AVX-512 network."""
+NUMBER = "5b"
+TITLE = "C++, OpenMP + SIMD"
+SUMMARY = ("v5 over tiles of 48 environments: SoA float64 dynamics vectorised across "
+           "environments, egreedy network as register-blocked AVX-512 matrix products")
+PARALLEL = "threads"
+MODULE = "_v5b_simd"
+VERIFY_WORKERS = (1, 2, 3, 4)
+MAX_WORKERS = 64
+EXTRA_SOURCES = ("native/CMakeLists.txt", "native/pygen.py", "native/loader.py")
+
+
+def available():
+    from native.loader import available as avail
+    return avail(MODULE)
+
+
+def build_info():
+    from native.loader import build_info as info
+    return info(MODULE)
+
+
+def _core(n_envs, egreedy, seed=0, epsilon=0.1, threads=1):
+    from harness.api import VersionError
+    from native.loader import load
+    mod, err = load(MODULE)
+    if err:
+        raise VersionError(err)
+    if not 1 <= threads <= MAX_WORKERS:
+        raise VersionError(f"v5b_simd: --workers {threads} is outside 1..{MAX_WORKERS}")
+    return mod.Rollout(n_envs, seed, egreedy, epsilon, threads)
+
+
+def make_generator(cfg):
+    from native.pygen import NativeGenerator
+    return NativeGenerator(cfg, _core(cfg.n_envs, cfg.policy == "egreedy", cfg.seed, cfg.epsilon,
+                                      cfg.workers))
+
+
+def micro_step(n_envs):
+    from native.pygen import micro_step_of
+    return micro_step_of(_core)(n_envs)
+
+
+def micro_forward(n_envs):
+    from native.pygen import micro_forward_of
+    return micro_forward_of(_core)(n_envs)
