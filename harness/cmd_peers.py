@@ -39,6 +39,14 @@ def default_threads(peer: str) -> int:
     return cpu_count() if peer.startswith("envpool") or peer == "gymnax" else 1
 
 
+def thread_options(peer: str) -> List[int]:
+    """The thread counts measured for a peer; the report keeps its best, as it keeps each
+    rung's best workers setting. EnvPool is tried with 1 thread and with every core (on a
+    shared 2-core machine its pool of 2 was not always the faster)."""
+    full = default_threads(peer)
+    return sorted({1, full}) if peer.startswith("envpool") else [full]
+
+
 def settings(quick: bool) -> dict:
     if quick:
         return {"budget": 0.25, "min_repeats": 2, "max_repeats": 5, "timeout": 60}
@@ -100,7 +108,8 @@ def run_one(peer: str, n_envs: int, steps: int, policy: str, quick: bool = False
 
 def plan(quick: bool, names: Optional[List[str]] = None, shapes=SHAPES, policies=POLICIES):
     names = names or peer_names()
-    return [(p, n, t, pol) for (n, t) in shapes for pol in policies for p in names]
+    return [(p, n, t, pol, k) for (n, t) in shapes for pol in policies for p in names
+            for k in (thread_options(p) if not quick else [default_threads(p)])]
 
 
 def measure_all(quick: bool, note: Callable[[str], None], names=None, shapes=SHAPES,
@@ -108,9 +117,9 @@ def measure_all(quick: bool, note: Callable[[str], None], names=None, shapes=SHA
     from . import results
     rows = []
     todo = plan(quick, names, shapes, policies)
-    for i, (peer, n, t, pol) in enumerate(todo, 1):
-        note(f"peers [{i}/{len(todo)}] {peer} N={n} T={t} {pol}")
-        row = run_one(peer, n, t, pol, quick)
+    for i, (peer, n, t, pol, k) in enumerate(todo, 1):
+        note(f"peers [{i}/{len(todo)}] {peer} N={n} T={t} {pol} threads={k}")
+        row = run_one(peer, n, t, pol, quick, threads=k)
         if save:
             row = results.append("peers", row)
         rows.append(row)
