@@ -1,0 +1,199 @@
+"""v6_mpi: correctness over 1-3 ranks, and failures that must not hang or leak processes.
+
+Skipped (with the reason) when MPI or the build is missing. Each test starts a real
+mpirun job (about a second each on a 2-core machine); 3 ranks are oversubscribed there.
+"""
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from harness.api import GenConfig, balancing_weights, init_weights
+from harness.verify import check_gymnasium, compare_batches, run_generator
+from versions.common.cartpole import ARRAY_NAMES
+from versions.v6_mpi import version as v6
+
+ROOT = Path(__file__).resolve().parent.parent
+why = v6.available()
+pytestmark = pytest.mark.skipif(why is not None, reason=f"v6_mpi unavailable: {why}")
+
+if why is None:
+    from versions.v6_mpi import launcher
+    from versions.v6_mpi.launcher import MPIGenerator, MPIJobError, _session_pids
+from versions.v1_python.rollout import PythonGenerator
+
+CASES = {
+    "random": GenConfig(n_envs=7, seed=0, policy="random"),
+    "egreedy": GenConfig(n_envs=7, seed=3, policy="egreedy", epsilon=0.2),
+}
+_ref = {}
+
+
+def with_ranks(cfg, P):
+    return GenConfig(n_envs=cfg.n_envs, seed=cfg.seed, policy=cfg.policy, epsilon=cfg.epsilon,
+                     weights=cfg.weights, workers=P)
+
+
+def reference(policy):
+    if policy not in _ref:
+        _ref[policy] = run_generator(PythonGenerator, CASES[policy], 32, 2)
+    return _ref[policy]
+
+
+@pytest.mark.parametrize("policy", ["random", "egreedy"])
+@pytest.mark.parametrize("ranks", [1, 2, 3])
+def test_verifies_and_equals_v1(policy, ranks):
+    cfg = with_ranks(CASES[policy], ranks)
+    got = run_generator(MPIGenerator, cfg, 32, 2)
+    assert check_gymnasium(got, cfg) is None
+    assert compare_batches(got, reference(policy), cfg) is None
+
+
+def test_truncation_and_ranks_agree():
+    """The balancing network reaches the 500-step limit; 1 and 3 ranks give the same batch."""
+    cfg = GenConfig(n_envs=4, seed=7, policy="egreedy", epsilon=0.02, weights=balancing_weights())
+    one = run_generator(MPIGenerator, cfg, 200, 3)
+    assert one["truncated"].any()
+    assert check_gymnasium(one, cfg) is None
+    three = run_generator(MPIGenerator, with_ranks(cfg, 3), 200, 3)
+    assert compare_batches(three, one, cfg) is None
+
+
+def test_weights_epsilon_and_T_change_between_calls():
+    """set_weights/set_epsilon are broadcast before the next call; a larger T remaps the
+    shared buffer. Same sequence of calls as v1 gives the same batches."""
+    cfg = GenConfig(n_envs=5, seed=11, policy="egreedy", epsilon=0.3, workers=2)
+    new_w = init_weights(99)
+    gens = [MPIGenerator(cfg), PythonGenerator(cfg)]
+    try:
+        out = [[], []]
+        for g, o in zip(gens, out):
+            o.append({k: v.copy() for k, v in g.generate(8).items()})
+            g.set_weights(new_w)
+            g.set_epsilon(0.05)
+            o.append({k: v.copy() for k, v in g.generate(40).items()})
+            o.append({k: v.copy() for k, v in g.generate(8).items()})
+    finally:
+        for g in gens:
+            g.close()
+    cfg_new = GenConfig(n_envs=5, seed=11, policy="egreedy", epsilon=0.05, weights=new_w)
+    assert compare_batches(out[0][0], out[1][0], cfg) is None
+    for i in (1, 2):
+        assert compare_batches(out[0][i], out[1][i], cfg_new) is None
+
+
+def _job_gone(sid, within=5.0):
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if not _session_pids(sid):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.parametrize("victim", [0, 1])
+def test_killed_rank_raises_quickly_and_leaves_nothing(victim):
+    g = MPIGenerator(GenConfig(n_envs=9, policy="egreedy", workers=3))
+    try:
+        g.generate(8)
+        sid = g._job.popen.pid
+        os.kill(g.ranks_info["pids"][victim], signal.SIGKILL)
+        t0 = time.monotonic()
+        with pytest.raises(MPIJobError, match="died|ended|exited"):
+            for _ in range(100):            # the death may race one call; the next must fail
+                g.generate(8)
+        assert time.monotonic() - t0 < 10
+        assert _job_gone(sid)
+        with pytest.raises(MPIJobError, match="gone"):
+            g.generate(8)
+    finally:
+        g.close()
+
+
+def test_hung_rank_hits_the_deadline(monkeypatch):
+    monkeypatch.setattr(launcher, "TIMEOUT_S", 2.0)
+    g = MPIGenerator(GenConfig(n_envs=6, workers=2))
+    try:
+        g.generate(8)
+        sid = g._job.popen.pid
+        os.kill(g.ranks_info["pids"][1], signal.SIGSTOP)
+        t0 = time.monotonic()
+        with pytest.raises(MPIJobError, match="deadline"):
+            g.generate(8)
+        assert time.monotonic() - t0 < 8
+        assert _job_gone(sid)
+    finally:
+        g.close()
+
+
+def test_ctrl_c_during_generate_kills_the_job(monkeypatch):
+    monkeypatch.setattr(launcher, "TIMEOUT_S", 30.0)
+    g = MPIGenerator(GenConfig(n_envs=6, workers=2))
+    try:
+        g.generate(8)
+        sid = g._job.popen.pid
+        os.kill(g.ranks_info["pids"][1], signal.SIGSTOP)     # the call will wait...
+        timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+        timer.start()
+        t0 = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            g.generate(8)
+        timer.join()
+        assert time.monotonic() - t0 < 5
+        assert _job_gone(sid)
+    finally:
+        g.close()
+
+
+def test_close_and_garbage_collection_leave_no_process():
+    g = MPIGenerator(GenConfig(n_envs=6, workers=3))
+    g.generate(4)
+    sid = g._job.popen.pid
+    assert len(_session_pids(sid)) >= 4          # mpirun and 3 ranks
+    g.close()
+    assert _job_gone(sid, 1.0)
+    g.close()                                    # twice is fine
+
+    g = MPIGenerator(GenConfig(n_envs=6, workers=2))
+    g.generate(4)
+    sid = g._job.popen.pid
+    del g
+    import gc
+    gc.collect()
+    assert _job_gone(sid)
+
+
+def test_python_killed_takes_the_job_down():
+    """The learner process dies without cleaning up: rank 0 sees the socket close and aborts."""
+    code = textwrap.dedent("""
+        import os, signal, sys
+        from harness.api import GenConfig
+        from versions.v6_mpi.launcher import MPIGenerator
+        g = MPIGenerator(GenConfig(n_envs=6, workers=2))
+        g.generate(4)
+        print(g._job.popen.pid, flush=True)
+        os.kill(os.getpid(), signal.SIGKILL)
+    """)
+    p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                       timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    sid = int(p.stdout.split()[0])
+    assert _job_gone(sid, 10.0)
+
+
+def test_harness_generate_cli_with_three_ranks(tmp_path):
+    out = tmp_path / "b.npz"
+    cmd = [sys.executable, "-m", "harness", "generate", "--version", "v6_mpi", "--workers", "3",
+           "--envs", "7", "--steps", "32", "--calls", "2", "--policy", "egreedy", "--seed", "3",
+           "--epsilon", "0.2", "--out", str(out)]
+    p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    with np.load(out) as z:
+        got = {k: z[k] for k in ARRAY_NAMES}
+    assert compare_batches(got, reference("egreedy"), CASES["egreedy"]) is None
