@@ -64,7 +64,7 @@ def test_same_trajectories_as_gymnasium_same_step():
     ref.reset(seed=3)
     subs = [e.unwrapped for e in ref.envs]
     for i, e in enumerate(subs):
-        e.state = ours.state[i].copy()
+        e.state = ours.state[:, i].copy()
     actions_rng = np.random.default_rng(0)
     ends = 0
     for t in range(300):
@@ -84,7 +84,7 @@ def test_same_trajectories_as_gymnasium_same_step():
             for i in np.flatnonzero(done):
                 np.testing.assert_allclose(i1["final_obs"][i], i2["final_obs"][i], atol=1e-6)
                 assert i1["final_obs"][i].dtype == np.float32
-                subs[i].state = ours.state[i].copy()       # the same fresh start
+                subs[i].state = ours.state[:, i].copy()       # the same fresh start
                 ref._env_obs[i] = o1[i]
                 o2[i] = o1[i]
             assert all(i1["final_obs"][i] is None for i in np.flatnonzero(~done))
@@ -112,11 +112,11 @@ def test_truncation_at_500_steps():
 def test_numpy_step_matches_the_scalar_reference():
     from versions.common.cartpole import step
     r = np.random.default_rng(1)
-    state = r.uniform(-0.2, 0.2, (64, 4))
+    state = r.uniform(-0.2, 0.2, (4, 64))
     actions = r.integers(0, 2, 64)
-    want = [step(*s, int(a)) for s, a in zip(state.tolist(), actions)]
+    want = [step(*s, int(a)) for s, a in zip(state.T.tolist(), actions)]
     term = numpy_step(state, actions)
-    np.testing.assert_allclose(state, [w[:4] for w in want], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(state.T, [w[:4] for w in want], rtol=0, atol=1e-12)
     np.testing.assert_array_equal(term, [w[4] for w in want])
 
 
@@ -153,7 +153,9 @@ def test_a_rung_stepper_is_used_when_the_version_offers_one():
 
 def test_collect_uses_the_rungs_generator_and_equals_it():
     env = RungVectorEnv(4, seed=5, version="v1_python", policy="random")
-    assert env.stepper_source.endswith("numpy_step")     # v1 has no stepper of its own
+    # v1 has no stepper of its own: step() uses the NumPy rung's vectorised step
+    assert env.stepper_source in ("versions.v1b_numpy.rollout.step",
+                                  "versions.common.vector_env.numpy_step")
     batch = {k: v.copy() for k, v in env.collect(8).items()}
     from versions.v1_python.version import make_generator
     with make_generator(GenConfig(n_envs=4, seed=5, policy="random")) as g:

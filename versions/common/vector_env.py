@@ -7,10 +7,13 @@ loop that owns its policy needs step(actions). This adapter offers both, honestl
   step(actions)   Gymnasium's VectorEnv API. The N CartPole states are stepped together
                   in float64, in Gymnasium's order of operations (versions.common.cartpole),
                   by a *stepper*: the named rung's own, if its version module defines
-                  `make_stepper(n_envs)` (see below), else this module's NumPy step
-                  (`numpy_step`, one array operation per line of the reference for all N
-                  environments). Resets use the counter-based RNG of WORKLOAD.md, so the
-                  initial states equal every rung's for the same seed.
+                  `make_stepper(n_envs)` (see below), else the NumPy rung's vectorised step
+                  (versions.v1b_numpy.rollout.step: one array operation per line of the
+                  reference for all N environments; `numpy_step` here if v1b is absent).
+                  No rung of today exposes a stepper, so step() runs at v1b's speed: the
+                  native rungs keep their step inside generate(). Resets use the
+                  counter-based RNG of WORKLOAD.md, so the initial states equal every
+                  rung's for the same seed.
   collect(T)      the rung's own generate(T): environments *and* the actor's policy in the
                   rung's code (the whole speed-up of the ladder). A DQN loop hands over its
                   network with set_weights() and epsilon with set_epsilon(), and gets the
@@ -29,7 +32,8 @@ SyncVectorEnv's; observations float32.
 The stepper protocol a rung may add to its version.py:
 
     def make_stepper(n_envs):
-        # returns step(state, actions) -> terminated: state float64[N, 4] updated in place,
+        # returns step(state, actions) -> terminated: state float64[4, N] (structure of
+        # arrays: x, x_dot, theta, theta_dot) updated in place,
         # actions int64[N] of 0/1, terminated bool[N]; Gymnasium's order of operations.
 """
 from __future__ import annotations
@@ -56,8 +60,8 @@ Stepper = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 
 def numpy_step(state: np.ndarray, actions: np.ndarray) -> np.ndarray:
-    """Step float64 states [N, 4] in place with actions [N]; return terminated [N]."""
-    x, x_dot, theta, theta_dot = state[:, 0], state[:, 1], state[:, 2], state[:, 3]
+    """Step float64 states [4, N] in place with actions [N]; return terminated [N]."""
+    x, x_dot, theta, theta_dot = state
     force = np.where(actions == 1, cp.FORCE_MAG, -cp.FORCE_MAG)
     costheta = np.cos(theta)
     sintheta = np.sin(theta)
@@ -67,12 +71,26 @@ def numpy_step(state: np.ndarray, actions: np.ndarray) -> np.ndarray:
     xacc = temp - cp.POLEMASS_LENGTH * thetaacc * costheta / cp.TOTAL_MASS
     new_x = x + cp.TAU * x_dot
     new_theta = theta + cp.TAU * theta_dot
-    state[:, 1] = x_dot + cp.TAU * xacc
-    state[:, 3] = theta_dot + cp.TAU * thetaacc
-    state[:, 0] = new_x
-    state[:, 2] = new_theta
+    state[1] = x_dot + cp.TAU * xacc
+    state[3] = theta_dot + cp.TAU * thetaacc
+    state[0] = new_x
+    state[2] = new_theta
     return ((new_x < -cp.X_THRESHOLD) | (new_x > cp.X_THRESHOLD)
             | (new_theta < -cp.THETA_THRESHOLD) | (new_theta > cp.THETA_THRESHOLD))
+
+
+def default_stepper():
+    """(stepper, where it comes from): v1b_numpy's vectorised step if that rung is here."""
+    try:
+        from versions.v1b_numpy.rollout import step as v1b_step
+    except ImportError:
+        return numpy_step, "versions.common.vector_env.numpy_step"
+
+    def stepper(state, actions):
+        *new, terminated = v1b_step(state[0], state[1], state[2], state[3], actions)
+        state[:] = new
+        return terminated
+    return stepper, "versions.v1b_numpy.rollout.step"
 
 
 def _version_module(version):
@@ -118,8 +136,7 @@ class RungVectorEnv(VectorEnv):
             self._stepper: Stepper = maker(self.num_envs)
             self.stepper_source = getattr(self.version_module, "__name__", str(version))
         else:
-            self._stepper = numpy_step
-            self.stepper_source = "versions.common.vector_env.numpy_step"
+            self._stepper, self.stepper_source = default_stepper()
         self._factory = generator_factory
         if self._factory is None and self.version_module is not None:
             self._factory = getattr(self.version_module, "make_generator", None)
@@ -129,7 +146,7 @@ class RungVectorEnv(VectorEnv):
 
         self._k_reset = np.array([rng.key(self.seed_value, rng.RESET, i)
                                   for i in range(self.num_envs)], dtype=object)
-        self.state = np.zeros((self.num_envs, 4), np.float64)
+        self.state = np.zeros((4, self.num_envs), np.float64)     # x, x_dot, theta, theta_dot
         self.episode = np.full(self.num_envs, -1, np.int64)
         self.elapsed = np.zeros(self.num_envs, np.int64)
         self._needs_reset = True
@@ -154,7 +171,7 @@ class RungVectorEnv(VectorEnv):
         for i in range(self.num_envs):
             self._new_episode(i)
         self._needs_reset = False
-        return self.state.astype(np.float32), {}
+        return self._obs(), {}
 
     def step(self, actions):
         self._enter("step")
@@ -166,7 +183,7 @@ class RungVectorEnv(VectorEnv):
         terminated = np.asarray(self._stepper(self.state, a.astype(np.int64)), dtype=np.bool_)
         self.elapsed += 1
         truncated = self.elapsed >= self.max_episode_steps
-        obs = self.state.astype(np.float32)
+        obs = self._obs()
         rewards = np.ones(self.num_envs, np.float64)
         infos: dict = {}
         done = terminated | truncated
@@ -176,7 +193,7 @@ class RungVectorEnv(VectorEnv):
             for i in idx:
                 final[i] = obs[i].copy()
                 self._new_episode(i)
-                obs[i] = self.state[i].astype(np.float32)
+                obs[i] = self.state[:, i].astype(np.float32)
             infos = {"final_obs": final, "_final_obs": done.copy(),
                      "final_info": {}, "_final_info": done.copy()}
         return obs, rewards, terminated, truncated, infos
@@ -216,7 +233,10 @@ class RungVectorEnv(VectorEnv):
     def _new_episode(self, i: int) -> None:
         self.episode[i] += 1
         self.elapsed[i] = 0
-        self.state[i] = rng.reset_state(int(self._k_reset[i]), int(self.episode[i]))
+        self.state[:, i] = rng.reset_state(int(self._k_reset[i]), int(self.episode[i]))
+
+    def _obs(self) -> np.ndarray:
+        return np.ascontiguousarray(self.state.T, dtype=np.float32)
 
     def _enter(self, mode: str) -> None:
         if self._mode is None:
