@@ -88,8 +88,14 @@ def layout(T: int, N: int) -> Dict[str, tuple]:
     return out
 
 
-def mpi_env() -> Dict[str, str]:
+def mpi_env(tmpdir: Optional[str] = None, shmdir: Optional[str] = None) -> Dict[str, str]:
     env = dict(os.environ)
+    if tmpdir:        # PRRTE's session directory goes here, removed with it (even after SIGKILL)
+        env["TMPDIR"] = tmpdir
+    if shmdir and not os.environ.get("V6_MPI_HOSTFILE"):
+        # Open MPI's shared-memory segments likewise (on one machine only: the folder
+        # does not exist on other hosts).
+        env["OMPI_MCA_btl_sm_backing_directory"] = shmdir
     # Open MPI refuses to run as root unless told twice (containers, CI).
     env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
     env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
@@ -169,6 +175,7 @@ class _Job:
         self.conn: Optional[socket.socket] = None
         self.listener: Optional[socket.socket] = None
         self.tmpdir: Optional[str] = None
+        self.shmdir: Optional[str] = None
         self.shm_paths = []
         self.rank_pids = []
 
@@ -194,9 +201,10 @@ class _Job:
             except OSError:
                 pass
         self.shm_paths = []
-        if self.tmpdir:
-            shutil.rmtree(self.tmpdir, ignore_errors=True)
-            self.tmpdir = None
+        for d in (self.tmpdir, self.shmdir):
+            if d:
+                shutil.rmtree(d, ignore_errors=True)
+        self.tmpdir = self.shmdir = None
 
     def log_tail(self, n=1500) -> str:
         if not self.tmpdir:
@@ -261,6 +269,7 @@ class MPIGenerator(Generator):
     def _start(self):
         job, cfg = self._job, self.cfg
         job.tmpdir = tempfile.mkdtemp(prefix="v6mpi-")
+        job.shmdir = tempfile.mkdtemp(prefix="v6mpi-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
         sock_path = os.path.join(job.tmpdir, "ctl.sock")
         job.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         job.listener.bind(sock_path)
@@ -271,7 +280,7 @@ class MPIGenerator(Generator):
         log = open(os.path.join(job.tmpdir, "mpirun.log"), "wb")
         try:
             job.popen = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log,
-                                         stderr=subprocess.STDOUT, env=mpi_env(),
+                                         stderr=subprocess.STDOUT, env=mpi_env(job.tmpdir, job.shmdir),
                                          start_new_session=True)
         except OSError as e:
             raise VersionError(f"v6_mpi: cannot start mpirun: {e}")
@@ -336,8 +345,7 @@ class MPIGenerator(Generator):
         if T <= self._cap_T:
             return
         size = layout(T, self.N)["_total"][0]
-        base = "/dev/shm" if os.path.isdir("/dev/shm") else self._job.tmpdir
-        path = os.path.join(base, f"v6mpi-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+        path = os.path.join(self._job.shmdir, f"batch-{uuid.uuid4().hex[:8]}")
         fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600)
         self._job.shm_paths.append(path)
         try:
