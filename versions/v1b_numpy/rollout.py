@@ -102,7 +102,9 @@ class NumpyGenerator(Generator):
         self._out = None
 
     def set_weights(self, weights):
-        self.mlp = MLP(weights)
+        mlp = MLP(weights)                  # validated either way
+        if self.cfg.policy == "egreedy":    # the random policy has no use for a network
+            self.mlp = mlp
 
     def set_epsilon(self, epsilon):
         self.epsilon = float(epsilon)

@@ -119,7 +119,9 @@ class MultiprocessingGenerator(Generator):
         return [s.name for s in self._segments]
 
     def set_weights(self, weights):
-        self._pending_weights = check_weights(weights)
+        w = check_weights(weights)
+        if self.cfg.policy == "egreedy":    # the random policy has no use for a network
+            self._pending_weights = w
 
     def set_epsilon(self, epsilon):
         self.epsilon = float(epsilon)
