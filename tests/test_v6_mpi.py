@@ -178,13 +178,16 @@ def test_python_killed_takes_the_job_down():
         from versions.v6_mpi.launcher import MPIGenerator
         g = MPIGenerator(GenConfig(n_envs=6, workers=2))
         g.generate(4)
-        print(g._job.popen.pid, flush=True)
+        print(g._job.popen.pid, g._job.tmpdir, g._job.shmdir, flush=True)
         os.kill(os.getpid(), signal.SIGKILL)
     """)
     p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                        timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
-    sid = int(p.stdout.split()[0])
-    assert _job_gone(sid, 10.0)
+    sid, tmpdir, shmdir = p.stdout.split()
+    assert _job_gone(int(sid), 10.0)
+    import shutil                     # a killed process cannot remove its folders; we do
+    for d in (tmpdir, shmdir):
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def test_harness_generate_cli_with_three_ranks(tmp_path):
