@@ -75,7 +75,9 @@ class PythonGenerator(Generator):
         self.mlp = MLP(cfg.resolved_weights()) if cfg.policy == "egreedy" else None
 
     def set_weights(self, weights):
-        self.mlp = MLP(weights)
+        mlp = MLP(weights)                  # validates, whatever the policy
+        if self.cfg.policy == "egreedy":    # a random-policy generator stays random
+            self.mlp = mlp
 
     def set_epsilon(self, epsilon):
         self.epsilon = float(epsilon)
