@@ -151,3 +151,13 @@ def test_missing_module_is_a_reason_not_a_crash():
     from native.loader import available
     why = available("_no_such_study_module")
     assert isinstance(why, str) and "not built" in why
+
+
+def test_vector_trig_matches_glibc():
+    """v5b's vector sin/cos (with its glibc fallback) gives glibc's bits on CartPole's angles."""
+    v = rung("v5b_simd")
+    from native.loader import load
+    mod, _ = load(v.MODULE)
+    for lo, hi in [(-0.3, 0.3), (-0.5, 0.5), (-1e-3, 1e-3), (-0.7, 0.7)]:
+        bad, fallbacks = mod.trig_check(lo, hi, 200_000)
+        assert bad == 0, f"{bad} sin/cos values differ from glibc on [{lo}, {hi}]"

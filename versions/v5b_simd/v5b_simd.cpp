@@ -177,6 +177,233 @@ void greedy_tile(const PackedMLP& m, const float* const o[4], Scratch& s, int64_
     for (int b = 0; b < TB; ++b) g[b] = s.q1[b] > s.q0[b] ? 1 : 0;
 }
 
+// One tile's state for the duration of a generate() call (lives in L1).
+struct TileState {
+    alignas(64) double x[TB], xd[TB], th[TB], thd[TB], sn[TB], cs[TB];
+    alignas(64) int64_t t[TB], el[TB], greedy[TB];
+    alignas(64) uint64_t ka[TB], ke[TB];
+    alignas(64) float o[4][TB];          // float32 observation before the step (SoA)
+};
+
+// Where one time row of a tile's outputs goes (the output arrays, or staging).
+struct RowOut {
+    float* obs; int64_t* action; float* reward; float* next_obs; bool* term; bool* trunc;
+};
+struct Staging {
+    alignas(64) float obs[4 * TB], reward[TB], next_obs[4 * TB];
+    alignas(64) int64_t action[TB];
+    alignas(64) bool term[TB], trunc[TB];
+};
+
+#if defined(__AVX512F__) && defined(__AVX512DQ__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+inline __m512i mix8(__m512i x) {
+    x = _mm512_add_epi64(x, _mm512_set1_epi64(static_cast<long long>(0x9E3779B97F4A7C15ULL)));
+    x = _mm512_mullo_epi64(_mm512_xor_si512(x, _mm512_srli_epi64(x, 30)),
+                           _mm512_set1_epi64(static_cast<long long>(0xBF58476D1CE4E5B9ULL)));
+    x = _mm512_mullo_epi64(_mm512_xor_si512(x, _mm512_srli_epi64(x, 27)),
+                           _mm512_set1_epi64(static_cast<long long>(0x94D049BB133111EBULL)));
+    return _mm512_xor_si512(x, _mm512_srli_epi64(x, 31));
+}
+
+// 4 x 8 floats (SoA: x, x_dot, theta, theta_dot of 8 envs) -> 8 interleaved [4] records.
+inline void store_aos8(float* dst, __m256 a, __m256 b, __m256 c, __m256 d) {
+    const __m256 t0 = _mm256_unpacklo_ps(a, b), t1 = _mm256_unpackhi_ps(a, b);
+    const __m256 t2 = _mm256_unpacklo_ps(c, d), t3 = _mm256_unpackhi_ps(c, d);
+    const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    _mm256_storeu_ps(dst + 0, _mm256_permute2f128_ps(u0, u1, 0x20));
+    _mm256_storeu_ps(dst + 8, _mm256_permute2f128_ps(u2, u3, 0x20));
+    _mm256_storeu_ps(dst + 16, _mm256_permute2f128_ps(u0, u1, 0x31));
+    _mm256_storeu_ps(dst + 24, _mm256_permute2f128_ps(u2, u3, 0x31));
+}
+#define V5B_STEP_KERNEL "avx512"
+// sin and cos of 8 angles at once, returning glibc's exact bits.
+//
+// A polynomial in double arithmetic plus an error-free last addition gives each result
+// and, exactly, its distance from the nearest rounding midpoint. glibc's sin/cos are
+// accurate to better than 0.52 ulp, so wherever the true value lies more than 0.52-0.5 ulp
+// (we demand 0.03 ulp plus our own error bound) from a midpoint, both round to the same
+// double. Lanes that miss that margin (a few percent), |x| > 0.5 (never reached by
+// CartPole) and x == 0 are recomputed with glibc itself. The batch therefore stays
+// bit-identical to Gymnasium; test_native.py also checks millions of points against glibc.
+namespace vtrig {
+constexpr double S[] = {-1.0 / 6, 1.0 / 120, -1.0 / 5040, 1.0 / 362880, -1.0 / 39916800,
+                        1.0 / 6227020800.0, -1.0 / 1307674368000.0, 1.0 / 355687428096000.0};
+constexpr double C[] = {1.0 / 24, -1.0 / 720, 1.0 / 40320, -1.0 / 3628800, 1.0 / 479001600,
+                        -1.0 / 87178291200.0, 1.0 / 20922789888000.0, -1.0 / 6402373705728000.0};
+constexpr double MARGIN = 0.03;       // ulps, > the 0.018 ulp by which glibc may exceed 0.5
+
+inline __m512d horner(const double* c, __m512d z) {
+    __m512d p = _mm512_set1_pd(c[7]);
+    for (int i = 6; i >= 0; --i) p = _mm512_fmadd_pd(p, z, _mm512_set1_pd(c[i]));
+    return p;
+}
+
+// True where r = RN(value) may differ from glibc: |resid| (value - r, known exactly up to
+// err) too close to half an ulp of r, or r a power of two (the ulp changes there).
+inline __mmask8 ambiguous(__m512d r, __m512d resid, __m512d err) {
+    const __m512d ulp = _mm512_scalef_pd(_mm512_set1_pd(1.0),
+                                         _mm512_sub_pd(_mm512_getexp_pd(r), _mm512_set1_pd(52.0)));
+    const __m512d room = _mm512_sub_pd(_mm512_mul_pd(_mm512_set1_pd(0.5), ulp), _mm512_abs_pd(resid));
+    const __m512d need = _mm512_fmadd_pd(_mm512_set1_pd(MARGIN), ulp, err);
+    const __mmask8 pow2 = _mm512_cmp_pd_mask(_mm512_getmant_pd(r, _MM_MANT_NORM_1_2, _MM_MANT_SIGN_zero),
+                                             _mm512_set1_pd(1.0), _CMP_EQ_OQ);
+    return _mm512_cmp_pd_mask(room, need, _CMP_LE_OQ) | pow2;
+}
+
+// sin(x), cos(x) for 8 lanes; *fs / *fc get the lanes that must go to glibc.
+inline void sincos8(__m512d x, __m512d& sn, __m512d& cs, __mmask8& fs, __mmask8& fc) {
+    const __m512d ax = _mm512_abs_pd(x);
+    const __mmask8 out = ~_mm512_cmp_pd_mask(ax, _mm512_set1_pd(0.5), _CMP_LE_OQ) |
+                         _mm512_cmp_pd_mask(x, _mm512_setzero_pd(), _CMP_EQ_OQ);
+    const __m512d zh = _mm512_mul_pd(x, x);
+    const __m512d zl = _mm512_fmsub_pd(x, x, zh);                 // x*x == zh + zl exactly
+    // sin = x + T, T = x*z*P(z)
+    const __m512d T = _mm512_mul_pd(_mm512_mul_pd(x, zh), horner(S, zh));
+    const __m512d s = _mm512_add_pd(x, T);
+    const __m512d sres = _mm512_add_pd(_mm512_sub_pd(x, s), T);   // Fast2Sum: exact
+    const __m512d serr = _mm512_mul_pd(_mm512_set1_pd(0x1.0p-50), _mm512_abs_pd(T));
+    // cos = (1 - zh/2) + (-zl/2 + zh^2 Q(z))
+    const __m512d hz = _mm512_mul_pd(_mm512_set1_pd(0.5), zh);
+    const __m512d a = _mm512_sub_pd(_mm512_set1_pd(1.0), hz);
+    const __m512d ea = _mm512_sub_pd(_mm512_sub_pd(_mm512_set1_pd(1.0), a), hz);   // exact
+    const __m512d q = _mm512_mul_pd(_mm512_mul_pd(zh, zh), horner(C, zh));
+    const __m512d rest = _mm512_add_pd(_mm512_sub_pd(ea, _mm512_mul_pd(_mm512_set1_pd(0.5), zl)), q);
+    const __m512d c = _mm512_add_pd(a, rest);
+    const __m512d cres = _mm512_add_pd(_mm512_sub_pd(a, c), rest);  // Fast2Sum: exact
+    const __m512d cerr = _mm512_fmadd_pd(_mm512_set1_pd(0x1.0p-54), _mm512_mul_pd(zh, zh),
+                                         _mm512_mul_pd(_mm512_set1_pd(0x1.0p-52), _mm512_abs_pd(rest)));
+    sn = s;
+    cs = c;
+    fs = out | ambiguous(s, sres, serr);
+    fc = out | ambiguous(c, cres, cerr);
+}
+}  // namespace vtrig
+
+// sin and cos of the tile's angles, bit-identical to glibc (hence to Python and Gymnasium).
+inline int trig_tile(const double* th, double* sn, double* cs) {
+    int fallbacks = 0;
+    for (int b = 0; b < TB; b += 8) {
+        __m512d s, c;
+        __mmask8 fs, fc;
+        vtrig::sincos8(_mm512_load_pd(th + b), s, c, fs, fc);
+        _mm512_store_pd(sn + b, s);
+        _mm512_store_pd(cs + b, c);
+        for (unsigned m = fs; m; m &= m - 1) { const int l = b + __builtin_ctz(m); sn[l] = std::sin(th[l]); ++fallbacks; }
+        for (unsigned m = fc; m; m &= m - 1) { const int l = b + __builtin_ctz(m); cs[l] = std::cos(th[l]); ++fallbacks; }
+    }
+    return fallbacks;
+}
+#define V5B_TRIG "vector sin/cos with glibc fallback"
+
+#else
+#define V5B_STEP_KERNEL "scalar"
+// sin and cos of the tile's angles: glibc's, one lane at a time (bit-identical to
+// Python's math.sin/cos, hence to Gymnasium).
+inline int trig_tile(const double* th, double* sn, double* cs) {
+    for (int b = 0; b < TB; ++b) { cs[b] = std::cos(th[b]); sn[b] = std::sin(hide(th[b])); }
+    return 2 * TB;
+}
+#define V5B_TRIG "glibc sin/cos per lane"
+
+#endif
+
+// One step of the tile given sn/cs (and greedy actions for egreedy): actions, dynamics,
+// counters, outputs of the row. Returns the bit mask of environments whose episode ended.
+// Operations and their order are cartpole::step's, lane by lane, so results are identical.
+inline uint64_t step_tile(TileState& s, bool egreedy, double eps, const RowOut& out) {
+    uint64_t done = 0;
+#if defined(__AVX512F__) && defined(__AVX512DQ__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+    const __m512d fpos = _mm512_set1_pd(FORCE_MAG), fneg = _mm512_set1_pd(-FORCE_MAG);
+    const __m512d pml = _mm512_set1_pd(POLEMASS_LENGTH), tm = _mm512_set1_pd(TOTAL_MASS);
+    const __m512d grav = _mm512_set1_pd(GRAVITY), len = _mm512_set1_pd(LENGTH);
+    const __m512d four3 = _mm512_set1_pd(4.0 / 3.0), mp = _mm512_set1_pd(MASSPOLE);
+    const __m512d tau = _mm512_set1_pd(TAU);
+    const __m512d xt = _mm512_set1_pd(X_THRESHOLD), nxt = _mm512_set1_pd(-X_THRESHOLD);
+    const __m512d tht = _mm512_set1_pd(THETA_THRESHOLD), ntht = _mm512_set1_pd(-THETA_THRESHOLD);
+    const __m512d epsv = _mm512_set1_pd(eps), two_m53 = _mm512_set1_pd(0x1.0p-53);
+    const __m512i one = _mm512_set1_epi64(1), maxep = _mm512_set1_epi64(MAX_EPISODE_STEPS);
+    const __m128i ones8 = _mm_set1_epi8(1);
+    const __m256 reward = _mm256_set1_ps(1.0f);
+    for (int g = 0; g < TB / 8; ++g) {
+        const int b = 8 * g;
+        const __m512i t = _mm512_load_si512(s.t + b);
+        __m512i act = _mm512_srli_epi64(mix8(_mm512_xor_si512(_mm512_load_si512(s.ka + b), t)), 63);
+        if (egreedy) {
+            const __m512i u = _mm512_srli_epi64(mix8(_mm512_xor_si512(_mm512_load_si512(s.ke + b), t)), 11);
+            const __mmask8 ex = _mm512_cmp_pd_mask(_mm512_mul_pd(_mm512_cvtepu64_pd(u), two_m53), epsv, _CMP_LT_OQ);
+            act = _mm512_mask_blend_epi64(ex, _mm512_load_si512(s.greedy + b), act);
+        }
+        _mm512_storeu_si512(out.action + b, act);
+        const __mmask8 right = _mm512_cmpeq_epi64_mask(act, one);
+        const __m512d force = _mm512_mask_blend_pd(right, fneg, fpos);
+        const __m512d x = _mm512_load_pd(s.x + b), x_dot = _mm512_load_pd(s.xd + b);
+        const __m512d theta = _mm512_load_pd(s.th + b), theta_dot = _mm512_load_pd(s.thd + b);
+        const __m512d costheta = _mm512_load_pd(s.cs + b), sintheta = _mm512_load_pd(s.sn + b);
+        // temp = (force + pml * (theta_dot * theta_dot) * sintheta) / total_mass
+        const __m512d temp = _mm512_div_pd(
+            _mm512_add_pd(force, _mm512_mul_pd(_mm512_mul_pd(pml, _mm512_mul_pd(theta_dot, theta_dot)), sintheta)), tm);
+        // thetaacc = (g * sin - cos * temp) / (length * (4/3 - masspole * (cos * cos) / total_mass))
+        const __m512d thetaacc = _mm512_div_pd(
+            _mm512_sub_pd(_mm512_mul_pd(grav, sintheta), _mm512_mul_pd(costheta, temp)),
+            _mm512_mul_pd(len, _mm512_sub_pd(four3, _mm512_div_pd(_mm512_mul_pd(mp, _mm512_mul_pd(costheta, costheta)), tm))));
+        // xacc = temp - pml * thetaacc * costheta / total_mass
+        const __m512d xacc = _mm512_sub_pd(temp, _mm512_div_pd(_mm512_mul_pd(_mm512_mul_pd(pml, thetaacc), costheta), tm));
+        const __m512d nx = _mm512_add_pd(x, _mm512_mul_pd(tau, x_dot));
+        const __m512d nxd = _mm512_add_pd(x_dot, _mm512_mul_pd(tau, xacc));
+        const __m512d nth = _mm512_add_pd(theta, _mm512_mul_pd(tau, theta_dot));
+        const __m512d nthd = _mm512_add_pd(theta_dot, _mm512_mul_pd(tau, thetaacc));
+        _mm512_store_pd(s.x + b, nx); _mm512_store_pd(s.xd + b, nxd);
+        _mm512_store_pd(s.th + b, nth); _mm512_store_pd(s.thd + b, nthd);
+        const __mmask8 term = _mm512_cmp_pd_mask(nx, nxt, _CMP_LT_OQ) | _mm512_cmp_pd_mask(nx, xt, _CMP_GT_OQ) |
+                              _mm512_cmp_pd_mask(nth, ntht, _CMP_LT_OQ) | _mm512_cmp_pd_mask(nth, tht, _CMP_GT_OQ);
+        _mm512_store_si512(s.t + b, _mm512_add_epi64(t, one));
+        const __m512i el = _mm512_add_epi64(_mm512_load_si512(s.el + b), one);
+        _mm512_store_si512(s.el + b, el);
+        const __mmask8 trunc = _mm512_cmpge_epi64_mask(el, maxep);
+        // outputs
+        const __m256 o0 = _mm256_load_ps(s.o[0] + b), o1 = _mm256_load_ps(s.o[1] + b);
+        const __m256 o2 = _mm256_load_ps(s.o[2] + b), o3 = _mm256_load_ps(s.o[3] + b);
+        store_aos8(out.obs + 4 * b, o0, o1, o2, o3);
+        const __m256 n0 = _mm512_cvtpd_ps(nx), n1 = _mm512_cvtpd_ps(nxd);
+        const __m256 n2 = _mm512_cvtpd_ps(nth), n3 = _mm512_cvtpd_ps(nthd);
+        store_aos8(out.next_obs + 4 * b, n0, n1, n2, n3);
+        _mm256_store_ps(s.o[0] + b, n0); _mm256_store_ps(s.o[1] + b, n1);
+        _mm256_store_ps(s.o[2] + b, n2); _mm256_store_ps(s.o[3] + b, n3);
+        _mm256_storeu_ps(out.reward + b, reward);
+        _mm_storel_epi64(reinterpret_cast<__m128i*>(out.term + b), _mm_maskz_mov_epi8(term, ones8));
+        _mm_storel_epi64(reinterpret_cast<__m128i*>(out.trunc + b), _mm_maskz_mov_epi8(trunc, ones8));
+        done |= static_cast<uint64_t>(static_cast<uint8_t>(term | trunc)) << b;
+    }
+#else
+    for (int b = 0; b < TB; ++b) {
+        const uint64_t tb = static_cast<uint64_t>(s.t[b]);
+        int64_t a = static_cast<int64_t>(mix(s.ka[b] ^ tb) >> 63);
+        if (egreedy && !(u01(mix(s.ke[b] ^ tb)) < eps)) a = s.greedy[b];
+        double st[4] = {s.x[b], s.xd[b], s.th[b], s.thd[b]};
+        // cartpole::step with the tile's sin/cos
+        const double force = a == 1 ? FORCE_MAG : -FORCE_MAG;
+        const double costheta = s.cs[b], sintheta = s.sn[b], theta_dot = st[3];
+        const double temp = (force + POLEMASS_LENGTH * (theta_dot * theta_dot) * sintheta) / TOTAL_MASS;
+        const double thetaacc = (GRAVITY * sintheta - costheta * temp) /
+            (LENGTH * (4.0 / 3.0 - MASSPOLE * (costheta * costheta) / TOTAL_MASS));
+        const double xacc = temp - POLEMASS_LENGTH * thetaacc * costheta / TOTAL_MASS;
+        const double nx = st[0] + TAU * st[1], nxd = st[1] + TAU * xacc;
+        const double nth = st[2] + TAU * theta_dot, nthd = theta_dot + TAU * thetaacc;
+        s.x[b] = nx; s.xd[b] = nxd; s.th[b] = nth; s.thd[b] = nthd;
+        const bool term = nx < -X_THRESHOLD || nx > X_THRESHOLD || nth < -THETA_THRESHOLD || nth > THETA_THRESHOLD;
+        s.t[b] += 1;
+        s.el[b] += 1;
+        const bool trunc = s.el[b] >= MAX_EPISODE_STEPS;
+        const float no[4] = {static_cast<float>(nx), static_cast<float>(nxd), static_cast<float>(nth), static_cast<float>(nthd)};
+        for (int c = 0; c < 4; ++c) { out.obs[4 * b + c] = s.o[c][b]; out.next_obs[4 * b + c] = no[c]; s.o[c][b] = no[c]; }
+        out.action[b] = a; out.reward[b] = 1.0f; out.term[b] = term; out.trunc[b] = trunc;
+        if (term || trunc) done |= uint64_t{1} << b;
+    }
+#endif
+    return done;
+}
+
 }  // namespace
 
 struct SimdRollout {
@@ -224,92 +451,51 @@ struct SimdRollout {
     // All T steps of one tile of TB environments starting at env e0.
     void run_tile(int64_t e0, int64_t T, const OutView& out, Scratch* scr) {
         const int64_t valid = std::min<int64_t>(TB, n - e0);     // envs of the tile that are real
-        alignas(64) double sx[TB], sxd[TB], sth[TB], sthd[TB], sn[TB], cs[TB];
-        alignas(64) float o[4][TB], no[4][TB];
-        alignas(64) int64_t tt[TB], el[TB], act[TB], greedy[TB];
-        alignas(64) uint64_t kA[TB], kE[TB];
-        alignas(64) unsigned char term[TB], trunc[TB];
-        std::memcpy(sx, &x[e0], sizeof sx); std::memcpy(sxd, &xd[e0], sizeof sxd);
-        std::memcpy(sth, &th[e0], sizeof sth); std::memcpy(sthd, &thd[e0], sizeof sthd);
-        std::memcpy(tt, &t[e0], sizeof tt); std::memcpy(el, &elapsed[e0], sizeof el);
-        std::memcpy(kA, &ka[e0], sizeof kA); std::memcpy(kE, &ke[e0], sizeof kE);
-        const float* orow[4] = {o[0], o[1], o[2], o[3]};
-        const double eps = epsilon;
+        TileState ts;
+        std::memcpy(ts.x, &x[e0], sizeof ts.x); std::memcpy(ts.xd, &xd[e0], sizeof ts.xd);
+        std::memcpy(ts.th, &th[e0], sizeof ts.th); std::memcpy(ts.thd, &thd[e0], sizeof ts.thd);
+        std::memcpy(ts.t, &t[e0], sizeof ts.t); std::memcpy(ts.el, &elapsed[e0], sizeof ts.el);
+        std::memcpy(ts.ka, &ka[e0], sizeof ts.ka); std::memcpy(ts.ke, &ke[e0], sizeof ts.ke);
         for (int b = 0; b < TB; ++b) {
-            o[0][b] = static_cast<float>(sx[b]); o[1][b] = static_cast<float>(sxd[b]);
-            o[2][b] = static_cast<float>(sth[b]); o[3][b] = static_cast<float>(sthd[b]);
+            ts.o[0][b] = static_cast<float>(ts.x[b]); ts.o[1][b] = static_cast<float>(ts.xd[b]);
+            ts.o[2][b] = static_cast<float>(ts.th[b]); ts.o[3][b] = static_cast<float>(ts.thd[b]);
         }
+        const float* orow[4] = {ts.o[0], ts.o[1], ts.o[2], ts.o[3]};
+        Staging stage;                          // outputs of a partial (last) tile
         for (int64_t step_i = 0; step_i < T; ++step_i) {
-            // actions
-            if (egreedy) {
-                greedy_tile(*packed, orow, *scr, greedy);
-                for (int b = 0; b < TB; ++b) {
-                    const uint64_t tb = static_cast<uint64_t>(tt[b]);
-                    const int64_t ra = static_cast<int64_t>(mix(kA[b] ^ tb) >> 63);
-                    const bool ex = u01(mix(kE[b] ^ tb)) < eps;
-                    act[b] = ex ? ra : greedy[b];
-                }
-            } else {
-                for (int b = 0; b < TB; ++b)
-                    act[b] = static_cast<int64_t>(mix(kA[b] ^ static_cast<uint64_t>(tt[b])) >> 63);
-            }
-            // dynamics: glibc sin/cos per lane (bit-identical to Gymnasium), the rest vectorised
-            for (int b = 0; b < TB; ++b) { cs[b] = std::cos(sth[b]); sn[b] = std::sin(hide(sth[b])); }
-            for (int b = 0; b < TB; ++b) {
-                const double force = act[b] == 1 ? FORCE_MAG : -FORCE_MAG;
-                const double costheta = cs[b], sintheta = sn[b], theta_dot = sthd[b];
-                const double temp = (force + POLEMASS_LENGTH * (theta_dot * theta_dot) * sintheta) / TOTAL_MASS;
-                const double thetaacc = (GRAVITY * sintheta - costheta * temp) /
-                    (LENGTH * (4.0 / 3.0 - MASSPOLE * (costheta * costheta) / TOTAL_MASS));
-                const double xacc = temp - POLEMASS_LENGTH * thetaacc * costheta / TOTAL_MASS;
-                const double nx = sx[b] + TAU * sxd[b];
-                const double nxd = sxd[b] + TAU * xacc;
-                const double nth = sth[b] + TAU * theta_dot;
-                const double nthd = theta_dot + TAU * thetaacc;
-                sx[b] = nx; sxd[b] = nxd; sth[b] = nth; sthd[b] = nthd;
-                term[b] = nx < -X_THRESHOLD || nx > X_THRESHOLD || nth < -THETA_THRESHOLD || nth > THETA_THRESHOLD;
-                tt[b] += 1;
-                el[b] += 1;
-                trunc[b] = el[b] >= MAX_EPISODE_STEPS;
-                no[0][b] = static_cast<float>(nx); no[1][b] = static_cast<float>(nxd);
-                no[2][b] = static_cast<float>(nth); no[3][b] = static_cast<float>(nthd);
-            }
-            // outputs: contiguous segments [e0, e0+valid) of time row step_i
             const int64_t row = step_i * out.ld + e0;
-            float* po = out.obs + 4 * row;
-            float* pn = out.next_obs + 4 * row;
-            for (int64_t b = 0; b < valid; ++b)
-                for (int c = 0; c < 4; ++c) { po[4 * b + c] = o[c][b]; pn[4 * b + c] = no[c][b]; }
-            int64_t* pa = out.action + row;
-            float* pr = out.reward + row;
-            bool* pt = out.terminated + row;
-            bool* pu = out.truncated + row;
-            for (int64_t b = 0; b < valid; ++b) {
-                pa[b] = act[b]; pr[b] = 1.0f; pt[b] = term[b] != 0; pu[b] = trunc[b] != 0;
+            RowOut dst = valid == TB
+                ? RowOut{out.obs + 4 * row, out.action + row, out.reward + row, out.next_obs + 4 * row,
+                         out.terminated + row, out.truncated + row}
+                : RowOut{stage.obs, stage.action, stage.reward, stage.next_obs, stage.term, stage.trunc};
+            if (egreedy) greedy_tile(*packed, orow, *scr, ts.greedy);
+            trig_tile(ts.th, ts.sn, ts.cs);
+            const uint64_t done = step_tile(ts, egreedy, epsilon, dst);
+            if (valid < TB) {
+                const int64_t v = valid;
+                std::memcpy(out.obs + 4 * row, stage.obs, 16 * v);
+                std::memcpy(out.next_obs + 4 * row, stage.next_obs, 16 * v);
+                std::memcpy(out.action + row, stage.action, 8 * v);
+                std::memcpy(out.reward + row, stage.reward, 4 * v);
+                std::memcpy(out.terminated + row, stage.term, v);
+                std::memcpy(out.truncated + row, stage.trunc, v);
             }
-            // next observations; same-step reset of finished episodes (rare: scalar)
-            unsigned any = 0;
-            for (int b = 0; b < TB; ++b) {
-                any |= term[b] | trunc[b];
-                for (int c = 0; c < 4; ++c) o[c][b] = no[c][b];
-            }
-            if (any) {
+            if (done) {                          // same-step reset of finished episodes (rare)
                 for (int b = 0; b < TB; ++b) {
-                    if (!(term[b] | trunc[b])) continue;
+                    if (!((done >> b) & 1)) continue;
                     const int64_t i = e0 + b;
                     episode[i] += 1;
-                    el[b] = 0;
-                    double s[4];
-                    reset_state(kr[i], episode[i], s);
-                    sx[b] = s[0]; sxd[b] = s[1]; sth[b] = s[2]; sthd[b] = s[3];
-                    o[0][b] = static_cast<float>(s[0]); o[1][b] = static_cast<float>(s[1]);
-                    o[2][b] = static_cast<float>(s[2]); o[3][b] = static_cast<float>(s[3]);
+                    ts.el[b] = 0;
+                    double s4[4];
+                    reset_state(kr[i], episode[i], s4);
+                    ts.x[b] = s4[0]; ts.xd[b] = s4[1]; ts.th[b] = s4[2]; ts.thd[b] = s4[3];
+                    for (int c = 0; c < 4; ++c) ts.o[c][b] = static_cast<float>(s4[c]);
                 }
             }
         }
-        std::memcpy(&x[e0], sx, sizeof sx); std::memcpy(&xd[e0], sxd, sizeof sxd);
-        std::memcpy(&th[e0], sth, sizeof sth); std::memcpy(&thd[e0], sthd, sizeof sthd);
-        std::memcpy(&t[e0], tt, sizeof tt); std::memcpy(&elapsed[e0], el, sizeof el);
+        std::memcpy(&x[e0], ts.x, sizeof ts.x); std::memcpy(&xd[e0], ts.xd, sizeof ts.xd);
+        std::memcpy(&th[e0], ts.th, sizeof ts.th); std::memcpy(&thd[e0], ts.thd, sizeof ts.thd);
+        std::memcpy(&t[e0], ts.t, sizeof ts.t); std::memcpy(&elapsed[e0], ts.el, sizeof ts.el);
     }
 
     void generate(F32_3 obs, I64_2 action, F32_2 reward, F32_3 next_obs, B_2 term, B_2 trunc) {
@@ -368,7 +554,24 @@ NB_MODULE(_v5b_simd, m) {
         .def("counters", &SimdRollout::counters)
         .def_ro("n_envs", &SimdRollout::n)
         .def_ro("threads", &SimdRollout::threads);
-    m.def("build_info", []() { return build_info(V5B_KERNEL); });
+    m.def("build_info", []() { return build_info(std::string("network ") + V5B_KERNEL + ", dynamics " + V5B_STEP_KERNEL + ", " + V5B_TRIG); });
+    m.def("trig_check", [](double lo, double hi, int64_t count) {
+        // Compares trig_tile with glibc on `count` evenly spaced angles in [lo, hi];
+        // returns (mismatching values, glibc fallbacks) over the 2*count results.
+        int64_t bad = 0, fb = 0;
+        alignas(64) double th_[TB], s_[TB], c_[TB];
+        for (int64_t i0 = 0; i0 < count; i0 += TB) {
+            for (int b = 0; b < TB; ++b) th_[b] = lo + (hi - lo) * static_cast<double>(std::min<int64_t>(i0 + b, count - 1)) / static_cast<double>(count > 1 ? count - 1 : 1);
+            fb += trig_tile(th_, s_, c_);
+            for (int b = 0; b < TB && i0 + b < count; ++b) {
+                const double es = std::sin(th_[b]), ec = std::cos(hide(th_[b]));
+                bad += std::memcmp(&es, &s_[b], 8) != 0;
+                bad += std::memcmp(&ec, &c_[b], 8) != 0;
+            }
+        }
+        return std::make_pair(bad, fb);
+    }, nb::arg("lo"), nb::arg("hi"), nb::arg("count"));
+    m.attr("TRIG") = V5B_TRIG;
     m.attr("TILE") = TB;
     m.attr("MR") = MR;
 }
