@@ -383,23 +383,23 @@ double median(std::vector<double> v) {
     return v[v.size() / 2];
 }
 
-// Times `op` (a collective): `iters` per sample sized to ~target_s, `samples` samples;
-// every rank runs the same number of iterations (rank 0 decides and broadcasts).
+// Times `op` (a collective) one call at a time: a barrier, then the call, timed on rank 0;
+// the median over calls (robust to a busy machine's scheduling hiccups). Calls go on
+// until `target_s` of timing or `max_calls`; rank 0 decides when to stop for everyone.
 template <class Op>
-double time_collective(Op op, double target_s, int samples) {
-    op();
-    MPI_Barrier(MPI_COMM_WORLD);
-    double t = MPI_Wtime();
-    op();
-    t = MPI_Wtime() - t;
-    MPI_Bcast(&t, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    int iters = static_cast<int>(std::min(1e5, std::max(1.0, target_s / std::max(t, 1e-7))));
+double time_collective(Op op, double target_s, int max_calls) {
+    op();                                    // warm-up (connection set-up, page faults)
     std::vector<double> per;
-    for (int s = 0; s < samples; ++s) {
+    double spent = 0;
+    for (int go = 1; go;) {
         MPI_Barrier(MPI_COMM_WORLD);
-        double t0 = MPI_Wtime();
-        for (int i = 0; i < iters; ++i) op();
-        per.push_back((MPI_Wtime() - t0) / iters);
+        const double t0 = MPI_Wtime();
+        op();
+        const double dt = MPI_Wtime() - t0;
+        per.push_back(dt);
+        spent += dt;
+        go = (per.size() < 5 || (spent < target_s && static_cast<int>(per.size()) < max_calls)) ? 1 : 0;
+        MPI_Bcast(&go, 1, MPI_INT, 0, MPI_COMM_WORLD);
     }
     double m = median(per);
     MPI_Bcast(&m, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
@@ -407,8 +407,8 @@ double time_collective(Op op, double target_s, int samples) {
 }
 
 int bench_gather(int rank, int size, bool quick) {
-    const double target = quick ? 0.01 : 0.04;
-    const int samples = quick ? 3 : 7;
+    const double target = quick ? 0.02 : 0.1;
+    const int samples = quick ? 200 : 1000;     // at most this many calls a size
     char host[MPI_MAX_PROCESSOR_NAME] = {0};
     int hlen = 0;
     MPI_Get_processor_name(host, &hlen);
