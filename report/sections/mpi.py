@@ -114,16 +114,16 @@ def figure(ctx, inp):
             R = crossover_ranks(inp, pol, net)
             nd = 1 + R / 32
             if nd <= NODES[-1]:
-                ax.axvline(nd, color="gray", ls=styles[name], lw=0.8)
-                ax.annotate(f"gather = compute\n({name.split(' (')[0]}, 32/node)", (nd, ax.get_ylim()[0]),
-                            xytext=(3, 8), textcoords="offset points", fontsize=6, rotation=90)
+                ax.axvline(nd, color="gray", ls=styles[name], lw=0.8,
+                           label=f"gather = compute, {name.split(' (')[0]}, 32 ranks/node")
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel("nodes")
         ax.set_ylabel("transitions / s (ESTIMATED)")
         ax.set_title(f"{pol}: {ENVS_PER_RANK} envs x T={T} per rank per call", fontsize=9)
         ax.grid(True, which="both", alpha=0.3)
-    axes[0][0].legend(fontsize=6, loc="upper left")
+    for ax in axes[0]:
+        ax.legend(fontsize=5.5, loc="upper left")
     fig.suptitle("v6 (MPI) over nodes — ESTIMATED from measured per-rank rate and gather cost", fontsize=10)
     fig.tight_layout()
     return ctx.savefig(fig, "mpi_model")
