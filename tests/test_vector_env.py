@@ -188,3 +188,30 @@ def test_step_mode_and_collect_give_the_same_transitions():
             np.testing.assert_allclose(nxt, want["next_obs"][t], atol=1e-6)
             np.testing.assert_array_equal(te, want["terminated"][t])
             np.testing.assert_array_equal(tr, want["truncated"][t])
+
+
+def test_collect_with_torch_weights_matches_the_generator_given_those_weights():
+    torch = pytest.importorskip("torch")
+    from harness.api import init_weights
+    from versions.common.vector_env import weights_from_torch
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(4, 16), torch.nn.ReLU(), torch.nn.Linear(16, 16),
+                              torch.nn.ReLU(), torch.nn.Linear(16, 2))
+    w = weights_from_torch(net)
+    assert w["w1"].shape == (16, 4) and w["w3"].shape == (2, 16)
+    env = RungVectorEnv(3, seed=1, version="v1_python", policy="egreedy",
+                        weights=init_weights(1))
+    env.set_weights(w)
+    env.set_epsilon(0.0)
+    got = {k: v.copy() for k, v in env.collect(6).items()}
+    from versions.v1_python.version import make_generator
+    with make_generator(GenConfig(n_envs=3, seed=1, policy="egreedy", epsilon=0.0,
+                                  weights=w)) as g:
+        want = g.generate(6)
+    for k in want:
+        np.testing.assert_array_equal(got[k], want[k])
+    q = net(torch.as_tensor(got["obs"].reshape(-1, 4))).detach().numpy()
+    gap = np.abs(q[:, 1] - q[:, 0])
+    greedy = (q[:, 1] > q[:, 0]).astype(np.int64)
+    sure = gap > 1e-4
+    np.testing.assert_array_equal(got["action"].reshape(-1)[sure], greedy[sure])

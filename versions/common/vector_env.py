@@ -29,6 +29,20 @@ final observation, infos["_final_obs"] masks it, and infos["final_info"] /
 infos["_final_info"] follow as in SyncVectorEnv. Rewards are float64 ones like
 SyncVectorEnv's; observations float32.
 
+Use, in place of gym.make_vec("CartPole-v1", N, vector_kwargs={"autoreset_mode":
+AutoresetMode.SAME_STEP}):
+
+    envs = RungVectorEnv(4096, seed=0)
+    obs, _ = envs.reset(seed=0)
+    obs, rewards, terminated, truncated, infos = envs.step(actions)   # user's actions
+
+and, to let the fastest rung run the actor loop itself (a DQN's data collection):
+
+    actor = RungVectorEnv(4096, seed=0, version="v5b_simd", workers=2)
+    actor.set_weights(weights_from_torch(q_net))    # the network being trained
+    actor.set_epsilon(eps)
+    batch = actor.collect(32)                       # obs, action, reward, next_obs, ...
+
 The stepper protocol a rung may add to its version.py:
 
     def make_stepper(n_envs):
@@ -93,6 +107,25 @@ def default_stepper():
     return stepper, "versions.v1b_numpy.rollout.step"
 
 
+def _reset_keys(seed: int, n: int) -> np.ndarray:
+    """RESET-stream keys of envs 0..n-1 as uint64 (vectorised by v1b_numpy if present)."""
+    try:
+        from versions.v1b_numpy.rollout import keys
+        return keys(seed, rng.RESET, n)
+    except ImportError:
+        return np.array([rng.key(seed, rng.RESET, i) for i in range(n)], dtype=np.uint64)
+
+
+def _reset_states(k_reset: np.ndarray, episode: np.ndarray) -> np.ndarray:
+    """Initial states [4, len(k_reset)] of the given episodes (WORKLOAD.md)."""
+    try:
+        from versions.v1b_numpy.rollout import reset_states
+        return reset_states(k_reset, episode)
+    except ImportError:
+        return np.array([rng.reset_state(int(k), int(e)) for k, e in zip(k_reset, episode)],
+                        dtype=np.float64).reshape(-1, 4).T
+
+
 def _version_module(version):
     """The version.py module for a name like "v1_python" (or a module given directly)."""
     if version is None or not isinstance(version, str):
@@ -144,8 +177,7 @@ class RungVectorEnv(VectorEnv):
         self._generator = None
         self._mode = None                      # "step" or "collect", fixed by first use
 
-        self._k_reset = np.array([rng.key(self.seed_value, rng.RESET, i)
-                                  for i in range(self.num_envs)], dtype=object)
+        self._k_reset = _reset_keys(self.seed_value, self.num_envs)
         self.state = np.zeros((4, self.num_envs), np.float64)     # x, x_dot, theta, theta_dot
         self.episode = np.full(self.num_envs, -1, np.int64)
         self.elapsed = np.zeros(self.num_envs, np.int64)
@@ -165,11 +197,9 @@ class RungVectorEnv(VectorEnv):
                 raise TypeError("RungVectorEnv.reset takes one int seed for all environments "
                                 "(per-environment streams come from the counter-based RNG)")
             self.seed_value = int(seed)
-            self._k_reset = np.array([rng.key(self.seed_value, rng.RESET, i)
-                                      for i in range(self.num_envs)], dtype=object)
+            self._k_reset = _reset_keys(self.seed_value, self.num_envs)
             self.episode[:] = -1
-        for i in range(self.num_envs):
-            self._new_episode(i)
+        self._new_episodes(np.arange(self.num_envs))
         self._needs_reset = False
         return self._obs(), {}
 
@@ -178,7 +208,8 @@ class RungVectorEnv(VectorEnv):
         if self._needs_reset:
             raise RuntimeError("call reset() before step()")
         a = np.asarray(actions)
-        if a.shape != (self.num_envs,) or not np.isin(a, (0, 1)).all():
+        if a.shape != (self.num_envs,) or (a.size and (a.min() < 0 or a.max() > 1)) \
+                or a.dtype.kind not in "iub":
             raise ValueError(f"actions must be {self.num_envs} values of 0 or 1, got {actions!r}")
         terminated = np.asarray(self._stepper(self.state, a.astype(np.int64)), dtype=np.bool_)
         self.elapsed += 1
@@ -190,10 +221,11 @@ class RungVectorEnv(VectorEnv):
         if done.any():
             idx = np.flatnonzero(done)
             final = np.full(self.num_envs, None, dtype=object)
-            for i in idx:
-                final[i] = obs[i].copy()
-                self._new_episode(i)
-                obs[i] = self.state[:, i].astype(np.float32)
+            rows = obs[idx]                         # a copy: obs[idx] is rewritten below
+            for j, i in enumerate(idx):
+                final[i] = rows[j]
+            self._new_episodes(idx)
+            obs[idx] = self.state[:, idx].T
             infos = {"final_obs": final, "_final_obs": done.copy(),
                      "final_info": {}, "_final_info": done.copy()}
         return obs, rewards, terminated, truncated, infos
@@ -230,10 +262,11 @@ class RungVectorEnv(VectorEnv):
             self._generator.set_epsilon(float(epsilon))
 
     # --- internals ---------------------------------------------------------------------
-    def _new_episode(self, i: int) -> None:
-        self.episode[i] += 1
-        self.elapsed[i] = 0
-        self.state[:, i] = rng.reset_state(int(self._k_reset[i]), int(self.episode[i]))
+    def _new_episodes(self, idx: np.ndarray) -> None:
+        """Start the next episode of the environments `idx` (WORKLOAD.md's reset states)."""
+        self.episode[idx] += 1
+        self.elapsed[idx] = 0
+        self.state[:, idx] = _reset_states(self._k_reset[idx], self.episode[idx])
 
     def _obs(self) -> np.ndarray:
         return np.ascontiguousarray(self.state.T, dtype=np.float32)
@@ -244,6 +277,20 @@ class RungVectorEnv(VectorEnv):
         elif self._mode != mode:
             raise RuntimeError(f"this RungVectorEnv is used through {self._mode}(); "
                                f"make another instance for {mode}()")
+
+
+def weights_from_torch(net) -> dict:
+    """The six arrays (w1 b1 w2 b2 w3 b3, nn.Linear layout) of a torch module whose
+    Linear layers are, in order, 4->H, H->H, H->2 (the study's Q-network)."""
+    import torch
+    layers = [m for m in net.modules() if isinstance(m, torch.nn.Linear)]
+    if len(layers) != 3:
+        raise ValueError(f"expected 3 Linear layers (4->H->H->2), found {len(layers)}")
+    out = {}
+    for i, layer in enumerate(layers, start=1):
+        out[f"w{i}"] = layer.weight.detach().cpu().numpy().astype(np.float32)
+        out[f"b{i}"] = layer.bias.detach().cpu().numpy().astype(np.float32)
+    return out
 
 
 def make_vec(num_envs: int, seed: int = 0, version: Any = None, **kwargs) -> RungVectorEnv:
