@@ -86,10 +86,25 @@ def _ratio(x: float) -> str:
     return f"{x:.3g}x"
 
 
+def _times(x: float) -> str:
+    return f"{x:.0f}x" if x >= 10 else f"{x:.2g}x"
+
+
 def _relation(ratio: float) -> str:
     if ratio >= 1:
-        return f"{ratio:.2g}x the transitions per second of"
-    return f"{1 / ratio:.2g}x fewer transitions per second than"
+        return f"{_times(ratio)} the transitions per second of"
+    return f"{_times(1 / ratio)} fewer transitions per second than"
+
+
+def _rung_label(r: dict) -> str:
+    """'v5b_simd (C++, OpenMP + SIMD, 2 threads)'."""
+    bits = [r.get("title") or ""]
+    if r.get("parallel") and r.get("workers"):
+        w = r["workers"]
+        unit = r["parallel"] if w != 1 else str(r["parallel"]).rstrip("s")
+        bits.append(f"{w} {unit}")
+    inner = ", ".join(b for b in bits if b)
+    return f"{r['version']} ({inner})" if inner else r["version"]
 
 
 def headline(ctx) -> str:
@@ -111,13 +126,11 @@ def headline(ctx) -> str:
         ratio = r["transitions_per_s"] / p["transitions_per_s"]
         figures = f"{fmt_si(r['transitions_per_s'])} vs {fmt_si(p['transitions_per_s'])} transitions/s"
         if prev is None:
-            who = (f"the fastest rung, {r['version']} ({r.get('title', '')}, "
-                   f"{r.get('workers', 1)} workers), generates")
+            who = f"the fastest rung, {_rung_label(r)}, generates"
         elif prev == r["version"]:
             who = "and"
         else:
-            who = (f"and the fastest rung there, {r['version']} ({r.get('title', '')}, "
-                   f"{r.get('workers', 1)} workers), generates")
+            who = f"and the fastest rung there, {_rung_label(r)}, generates"
         clauses.append(f"{who} {_relation(ratio)} the best peer {POLICY_WORDS[policy]}, "
                        f"{_peer_label(p)} ({figures})")
         prev = r["version"]
