@@ -2,9 +2,8 @@
 // written straight into caller-provided time-major arrays (layout of WORKLOAD.md).
 //
 // This is the one function the scalar C++ rungs share: v4 calls it for [0, N), v5 for
-// each thread's block, v6 for each rank's block. Environments are independent, so the
-// loop runs environment-outer, time-inner: an environment's state lives in registers for
-// all T steps, and the range's outputs are the columns [lo, hi) of each time row.
+// each thread's block, v6 for each rank's block. The range's outputs are the columns
+// [lo, hi) of each time row.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -52,47 +51,44 @@ struct EgreedyPolicy {
 };
 
 // Steps `count` environments (state env[0..count), keys keys[0..count)) T times.
+// Time-outer, environment-inner: consecutive environments are independent, so the CPU
+// overlaps one environment's step (a chain of dependent divisions and two libm calls)
+// with the next one's, and each time row of the outputs is written contiguously.
 template <class Policy>
 void rollout_range_with(cartpole::Env* env, const EnvKeys* keys, int64_t count, int64_t T,
                         const Policy& policy, const OutView& out) {
     using namespace cartpole;
     const int64_t ld = out.ld;
-    for (int64_t j = 0; j < count; ++j) {
-        Env& e = env[j];
-        const EnvKeys k = keys[j];
-        double s[4] = {e.s[0], e.s[1], e.s[2], e.s[3]};
-        int64_t t = e.t, elapsed = e.elapsed, episode = e.episode;
-        float o[4];
-        to_f32(s, o);
-        for (int64_t step_i = 0; step_i < T; ++step_i) {
-            const int64_t idx = step_i * ld + j;
-            const int a = policy.act(k, t, o);
-            const bool term = step(s, a);
-            ++t;
-            ++elapsed;
-            const bool trunc = elapsed >= MAX_EPISODE_STEPS;
-            float no[4];
-            to_f32(s, no);
-            float* po = out.obs + 4 * idx;
-            float* pn = out.next_obs + 4 * idx;
-            for (int c = 0; c < 4; ++c) { po[c] = o[c]; pn[c] = no[c]; }
-            out.action[idx] = a;
-            out.reward[idx] = 1.0f;
-            out.terminated[idx] = term;
-            out.truncated[idx] = trunc;
+    for (int64_t step_i = 0; step_i < T; ++step_i) {
+        float* po = out.obs + 4 * step_i * ld;
+        float* pn = out.next_obs + 4 * step_i * ld;
+        int64_t* pa = out.action + step_i * ld;
+        float* pr = out.reward + step_i * ld;
+        bool* pt = out.terminated + step_i * ld;
+        bool* pu = out.truncated + step_i * ld;
+        for (int64_t j = 0; j < count; ++j) {
+            Env& e = env[j];
+            float o[4];
+            to_f32(e.s, o);
+            const int a = policy.act(keys[j], e.t, o);
+            const bool term = step(e.s, a);
+            e.t += 1;
+            e.elapsed += 1;
+            const bool trunc = e.elapsed >= MAX_EPISODE_STEPS;
+            for (int c = 0; c < 4; ++c) {
+                po[4 * j + c] = o[c];
+                pn[4 * j + c] = static_cast<float>(e.s[c]);
+            }
+            pa[j] = a;
+            pr[j] = 1.0f;
+            pt[j] = term;
+            pu[j] = trunc;
             if (term || trunc) {                    // same-step auto-reset
-                ++episode;
-                elapsed = 0;
-                reset_state(k.reset, episode, s);
-                to_f32(s, o);
-            } else {
-                for (int c = 0; c < 4; ++c) o[c] = no[c];
+                e.episode += 1;
+                e.elapsed = 0;
+                reset_state(keys[j].reset, e.episode, e.s);
             }
         }
-        for (int c = 0; c < 4; ++c) e.s[c] = s[c];
-        e.t = t;
-        e.elapsed = elapsed;
-        e.episode = episode;
     }
 }
 
