@@ -155,3 +155,9 @@ def test_section_and_headline_from_rows(tmp_path):
     text = section.render(ctx)
     assert "skipped: no jax" in text and "3.1x" in text
     assert (tmp_path / "report" / "figures" / "peers.png").exists()
+
+
+def test_a_crashing_peer_is_a_skipped_row_not_a_dead_stage():
+    from harness.cmd_peers import run_one
+    row = run_one("no_such_peer", 4, 4, "random", quick=True, threads=1)
+    assert row["skipped"] is True and "no_such_peer" in row["reason"]

@@ -215,3 +215,22 @@ def test_collect_with_torch_weights_matches_the_generator_given_those_weights():
     greedy = (q[:, 1] > q[:, 0]).astype(np.int64)
     sure = gap > 1e-4
     np.testing.assert_array_equal(got["action"].reshape(-1)[sure], greedy[sure])
+
+
+def test_works_under_gymnasium_vector_wrappers():
+    """A drop-in: Gymnasium's own vector wrappers (as CleanRL-style loops use) accept it.
+    (gymnasium.utils.env_checker.check_env takes a single gym.Env only, so the vector
+    conventions are checked above against SyncVectorEnv instead.)"""
+    from gymnasium.wrappers.vector import RecordEpisodeStatistics
+    env = RecordEpisodeStatistics(RungVectorEnv(4, seed=0))
+    env.reset(seed=0)
+    lengths = []
+    for _ in range(60):
+        _, _, te, tr, info = env.step(np.ones(4, np.int64))
+        if "episode" in info:
+            done = info["_episode"]
+            np.testing.assert_array_equal(done, te | tr)
+            lengths += info["episode"]["l"][done].tolist()
+            np.testing.assert_array_equal(info["episode"]["r"][done], info["episode"]["l"][done])
+    assert lengths and all(5 <= n <= 60 for n in lengths)   # always pushing right: short
+    env.close()
