@@ -29,6 +29,7 @@ def measure(peer, n_envs, steps, policy, seed=0, budget_s=1.0, min_repeats=3,
     def make():
         p = peers.make(peer, n_envs, policy, seed, threads)
         built["info"] = p.info()
+        built["peer"] = p
         return p
 
     try:
@@ -37,6 +38,14 @@ def measure(peer, n_envs, steps, policy, seed=0, budget_s=1.0, min_repeats=3,
     except peers.PeerUnavailable as e:
         return {**base, "skipped": True, "reason": str(e)}
     row = {**base, **built.get("info", {}), "skipped": False, **m}
+    compile_s = getattr(built.get("peer"), "compile_s", None)
+    if compile_s:
+        # A JIT peer compiles once per T. The first compile happened inside the warm-up
+        # call and is in startup_s already; compiles at other T (the timed shape) happened
+        # in untimed calls and are added here, so start-up holds all compile time.
+        times = list(compile_s.values())
+        row["compile_s"] = {str(k): v for k, v in compile_s.items()}
+        row["startup_s"] = m["startup_s"] + sum(times[1:])
     return row
 
 

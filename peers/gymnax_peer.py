@@ -75,14 +75,22 @@ class Gymnax(Peer):
         def rollout(carry, T):
             return jax.lax.scan(body, carry, None, length=T)
 
-        self._rollout = jax.jit(rollout, static_argnums=1)
+        self._jit = jax.jit(rollout, static_argnums=1)
+        self._compiled = {}                 # T -> compiled program
+        self.compile_s = {}                 # T -> seconds spent compiling it
         key = jax.random.PRNGKey(seed)
         key, kr = jax.random.split(key)
         obs, state = jax.jit(vreset)(jax.random.split(kr, n_envs), params)
         self.carry = (key, state, obs)
 
     def generate(self, T):
-        self.carry, ys = self._rollout(self.carry, T)
+        prog = self._compiled.get(T)
+        if prog is None:
+            import time
+            t0 = time.perf_counter()
+            prog = self._compiled[T] = self._jit.lower(self.carry, T).compile()
+            self.compile_s[T] = time.perf_counter() - t0
+        self.carry, ys = prog(self.carry)
         ys = self.jax.block_until_ready(ys)
         return dict(zip(("obs", "action", "reward", "next_obs", "terminated", "truncated"), ys))
 

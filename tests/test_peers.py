@@ -9,6 +9,9 @@ import pytest
 import peers
 from peers.base import PeerUnavailable
 
+# EnvPool's gymnasium spaces are built from float64 bounds; Gymnasium warns about that.
+pytestmark = pytest.mark.filterwarnings("ignore:.*precision lowered by casting")
+
 N, T = 4, 8
 X_LIMIT, THETA_LIMIT = 2.4, 12 * 2 * np.pi / 360
 
