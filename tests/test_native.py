@@ -161,3 +161,19 @@ def test_vector_trig_matches_glibc():
     for lo, hi in [(-0.3, 0.3), (-0.5, 0.5), (-1e-3, 1e-3), (-0.7, 0.7)]:
         bad, fallbacks = mod.trig_check(lo, hi, 200_000)
         assert bad == 0, f"{bad} sin/cos values differ from glibc on [{lo}, {hi}]"
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_simd_tile_widths_agree(policy):
+    """v5b uses 48-env tiles when every thread gets two, else 16: same batch either way."""
+    v = rung("v5b_simd")
+    n = 100                                   # 1 thread: tiles 48+48+4; 2 threads: 16-env tiles
+    assert v._core(n, False, threads=1).tile == 48 and v._core(n, False, threads=2).tile == 16
+    b1 = run_generator(v.make_generator, config(n, policy, workers=1), T, CALLS)
+    b2 = run_generator(v.make_generator, config(n, policy, workers=2), T, CALLS)
+    for k in b1:
+        assert np.array_equal(b1[k], b2[k]), f"{k} differs between tile widths"
+    assert check_gymnasium(b1, config(n, policy)) is None
+    if policy == "random":
+        assert compare_batches(b1, run_generator(PythonGenerator, config(n, policy), T, CALLS),
+                               config(n, policy)) is None

@@ -47,9 +47,13 @@ struct OmpRollout : Core {
         const OutView out = out_view(n, obs, action, reward, next_obs, term, trunc, T);
         const MLP* m = policy_mlp();
         nb::gil_scoped_release nogil;
-        #pragma omp parallel num_threads(threads)
+        // Small calls stay on one thread (the OpenMP if clause): waking the pool costs
+        // microseconds (far more when the other core is busy), more than splitting a few
+        // thousand random-policy steps saves. The batch is the same either way.
+        const bool par = n * T >= (egreedy ? 64 : 8192);
+        #pragma omp parallel num_threads(threads) if(par)
         {
-            const auto [lo, hi] = block(omp_get_thread_num());
+            const auto [lo, hi] = par ? block(omp_get_thread_num()) : std::pair<int64_t, int64_t>{0, n};
             if (hi > lo)
                 rollout_range(env.data() + lo, keys.data() + lo, hi - lo, T, m, epsilon, out.shifted(lo));
         }

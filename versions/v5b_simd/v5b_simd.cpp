@@ -37,9 +37,10 @@ using namespace study::cartpole;
 namespace {
 
 constexpr int VF = 16;            // floats per vector (AVX-512)
-constexpr int NRV = 3;            // vectors of environments in the micro-kernel
-constexpr int TB = VF * NRV;      // environments per tile (48)
+constexpr int TB = 48;            // environments per tile, at most (3 vectors of 16 floats)
 constexpr int MR = 8;             // rows of W2 per micro-kernel block (MR x NRV accumulators)
+// Tiles are 48 environments (NRV = 3 vectors in the micro-kernel) when there are enough
+// for every thread, else 16 (NRV = 1), so that small batches still spread over threads.
 
 template <class T>
 struct AlignedArray {
@@ -92,9 +93,12 @@ struct Scratch {
     explicit Scratch(int H) : h1(static_cast<size_t>(H) * TB), q0(TB), q1(TB) {}
 };
 
-// Greedy actions of the TB observations o[c][b] (SoA, c = 0..3) into g[b].
+// Greedy actions of the NRV*16 observations o[c][b] (SoA, c = 0..3) into g[b]. The
+// arithmetic per environment (and its order) is the same for any NRV.
+template <int NRV>
 void greedy_tile(const PackedMLP& m, const float* const o[4], Scratch& s, int64_t* g) {
     const int H = m.H;
+    constexpr int TBv = VF * NRV;
     float* h1 = s.h1.data();
 #if defined(__AVX512F__)
     __m512 ov[4][NRV];
@@ -110,7 +114,7 @@ void greedy_tile(const PackedMLP& m, const float* const o[4], Scratch& s, int64_
             a = _mm512_fmadd_ps(w1, ov[1][v], a);
             a = _mm512_fmadd_ps(w2, ov[2][v], a);
             a = _mm512_fmadd_ps(w3, ov[3][v], a);
-            _mm512_store_ps(h1 + j * TB + v * VF, _mm512_max_ps(a, zero));
+            _mm512_store_ps(h1 + j * TBv + v * VF, _mm512_max_ps(a, zero));
         }
     }
     __m512 q0[NRV], q1[NRV];
@@ -123,14 +127,13 @@ void greedy_tile(const PackedMLP& m, const float* const o[4], Scratch& s, int64_
             for (int v = 0; v < NRV; ++v) acc[r][v] = b;
         }
         for (int k = 0; k < H; ++k) {
-            const float* hk = h1 + k * TB;
-            const __m512 x0 = _mm512_load_ps(hk), x1 = _mm512_load_ps(hk + VF), x2 = _mm512_load_ps(hk + 2 * VF);
+            const float* hk = h1 + k * TBv;
+            __m512 xv[NRV];
+            for (int v = 0; v < NRV; ++v) xv[v] = _mm512_load_ps(hk + v * VF);
             const float* wk = wp + k * MR;
             for (int r = 0; r < MR; ++r) {
                 const __m512 w = _mm512_set1_ps(wk[r]);
-                acc[r][0] = _mm512_fmadd_ps(w, x0, acc[r][0]);
-                acc[r][1] = _mm512_fmadd_ps(w, x1, acc[r][1]);
-                acc[r][2] = _mm512_fmadd_ps(w, x2, acc[r][2]);
+                for (int v = 0; v < NRV; ++v) acc[r][v] = _mm512_fmadd_ps(w, xv[v], acc[r][v]);
             }
         }
         for (int r = 0; r < MR; ++r) {          // epilogue: relu, then layer 3
@@ -149,32 +152,32 @@ void greedy_tile(const PackedMLP& m, const float* const o[4], Scratch& s, int64_
     }
 #else
     for (int j = 0; j < H; ++j)
-        for (int b = 0; b < TB; ++b) {
+        for (int b = 0; b < TBv; ++b) {
             float a = m.b1[j];
             a = std::fma(m.w1[4 * j], o[0][b], a);
             a = std::fma(m.w1[4 * j + 1], o[1][b], a);
             a = std::fma(m.w1[4 * j + 2], o[2][b], a);
             a = std::fma(m.w1[4 * j + 3], o[3][b], a);
-            h1[j * TB + b] = a > 0.0f ? a : 0.0f;
+            h1[j * TBv + b] = a > 0.0f ? a : 0.0f;
         }
-    for (int b = 0; b < TB; ++b) { s.q0[b] = m.b3[0]; s.q1[b] = m.b3[1]; }
+    for (int b = 0; b < TBv; ++b) { s.q0[b] = m.b3[0]; s.q1[b] = m.b3[1]; }
     for (int jb = 0; jb < m.Hp / MR; ++jb) {
         const float* wp = m.w2p.data() + static_cast<size_t>(jb) * H * MR;
-        float acc[MR][TB];
+        float acc[MR][TBv];
         for (int r = 0; r < MR; ++r)
-            for (int b = 0; b < TB; ++b) acc[r][b] = m.b2[jb * MR + r];
+            for (int b = 0; b < TBv; ++b) acc[r][b] = m.b2[jb * MR + r];
         for (int k = 0; k < H; ++k)
             for (int r = 0; r < MR; ++r)
-                for (int b = 0; b < TB; ++b) acc[r][b] = std::fma(wp[k * MR + r], h1[k * TB + b], acc[r][b]);
+                for (int b = 0; b < TBv; ++b) acc[r][b] = std::fma(wp[k * MR + r], h1[k * TBv + b], acc[r][b]);
         for (int r = 0; r < MR; ++r)
-            for (int b = 0; b < TB; ++b) {
+            for (int b = 0; b < TBv; ++b) {
                 const float h = acc[r][b] > 0.0f ? acc[r][b] : 0.0f;
                 s.q0[b] = std::fma(m.w30[jb * MR + r], h, s.q0[b]);
                 s.q1[b] = std::fma(m.w31[jb * MR + r], h, s.q1[b]);
             }
     }
 #endif
-    for (int b = 0; b < TB; ++b) g[b] = s.q1[b] > s.q0[b] ? 1 : 0;
+    for (int b = 0; b < TBv; ++b) g[b] = s.q1[b] > s.q0[b] ? 1 : 0;
 }
 
 // One tile's state for the duration of a generate() call (lives in L1).
@@ -281,9 +284,9 @@ inline void sincos8(__m512d x, __m512d& sn, __m512d& cs, __mmask8& fs, __mmask8&
 }  // namespace vtrig
 
 // sin and cos of the tile's angles, bit-identical to glibc (hence to Python and Gymnasium).
-inline int trig_tile(const double* th, double* sn, double* cs) {
+inline int trig_tile(const double* th, double* sn, double* cs, int tb) {
     int fallbacks = 0;
-    for (int b = 0; b < TB; b += 8) {
+    for (int b = 0; b < tb; b += 8) {
         __m512d s, c;
         __mmask8 fs, fc;
         vtrig::sincos8(_mm512_load_pd(th + b), s, c, fs, fc);
@@ -300,9 +303,9 @@ inline int trig_tile(const double* th, double* sn, double* cs) {
 #define V5B_STEP_KERNEL "scalar"
 // sin and cos of the tile's angles: glibc's, one lane at a time (bit-identical to
 // Python's math.sin/cos, hence to Gymnasium).
-inline int trig_tile(const double* th, double* sn, double* cs) {
-    for (int b = 0; b < TB; ++b) { cs[b] = std::cos(th[b]); sn[b] = std::sin(hide(th[b])); }
-    return 2 * TB;
+inline int trig_tile(const double* th, double* sn, double* cs, int tb) {
+    for (int b = 0; b < tb; ++b) { cs[b] = std::cos(th[b]); sn[b] = std::sin(hide(th[b])); }
+    return 2 * tb;
 }
 #define V5B_TRIG "glibc sin/cos per lane"
 
@@ -311,7 +314,7 @@ inline int trig_tile(const double* th, double* sn, double* cs) {
 // One step of the tile given sn/cs (and greedy actions for egreedy): actions, dynamics,
 // counters, outputs of the row. Returns the bit mask of environments whose episode ended.
 // Operations and their order are cartpole::step's, lane by lane, so results are identical.
-inline uint64_t step_tile(TileState& s, bool egreedy, double eps, const RowOut& out) {
+inline uint64_t step_tile(TileState& s, bool egreedy, double eps, const RowOut& out, int tb) {
     uint64_t done = 0;
 #if defined(__AVX512F__) && defined(__AVX512DQ__) && defined(__AVX512BW__) && defined(__AVX512VL__)
     const __m512d fpos = _mm512_set1_pd(FORCE_MAG), fneg = _mm512_set1_pd(-FORCE_MAG);
@@ -325,7 +328,7 @@ inline uint64_t step_tile(TileState& s, bool egreedy, double eps, const RowOut& 
     const __m512i one = _mm512_set1_epi64(1), maxep = _mm512_set1_epi64(MAX_EPISODE_STEPS);
     const __m128i ones8 = _mm_set1_epi8(1);
     const __m256 reward = _mm256_set1_ps(1.0f);
-    for (int g = 0; g < TB / 8; ++g) {
+    for (int g = 0; g < tb / 8; ++g) {
         const int b = 8 * g;
         const __m512i t = _mm512_load_si512(s.t + b);
         __m512i act = _mm512_srli_epi64(mix8(_mm512_xor_si512(_mm512_load_si512(s.ka + b), t)), 63);
@@ -376,10 +379,10 @@ inline uint64_t step_tile(TileState& s, bool egreedy, double eps, const RowOut& 
         done |= static_cast<uint64_t>(static_cast<uint8_t>(term | trunc)) << b;
     }
 #else
-    for (int b = 0; b < TB; ++b) {
-        const uint64_t tb = static_cast<uint64_t>(s.t[b]);
-        int64_t a = static_cast<int64_t>(mix(s.ka[b] ^ tb) >> 63);
-        if (egreedy && !(u01(mix(s.ke[b] ^ tb)) < eps)) a = s.greedy[b];
+    for (int b = 0; b < tb; ++b) {
+        const uint64_t tnow = static_cast<uint64_t>(s.t[b]);
+        int64_t a = static_cast<int64_t>(mix(s.ka[b] ^ tnow) >> 63);
+        if (egreedy && !(u01(mix(s.ke[b] ^ tnow)) < eps)) a = s.greedy[b];
         double st[4] = {s.x[b], s.xd[b], s.th[b], s.thd[b]};
         // cartpole::step with the tile's sin/cos
         const double force = a == 1 ? FORCE_MAG : -FORCE_MAG;
@@ -407,7 +410,7 @@ inline uint64_t step_tile(TileState& s, bool egreedy, double eps, const RowOut& 
 }  // namespace
 
 struct SimdRollout {
-    int64_t n, n_pad, n_tiles;
+    int64_t n, n_pad, tb, n_tiles;
     uint64_t seed;
     int threads;
     bool egreedy;
@@ -420,7 +423,8 @@ struct SimdRollout {
     std::unique_ptr<PackedMLP> packed;
 
     SimdRollout(int64_t n_envs, uint64_t seed_, bool egreedy_, double eps, int n_threads)
-        : n(n_envs), n_pad((n_envs + TB - 1) / TB * TB), n_tiles(n_pad / TB), seed(seed_),
+        : n(n_envs), n_pad((n_envs + TB - 1) / TB * TB),
+          tb(n_envs >= 2 * TB * n_threads ? TB : 16), n_tiles((n_envs + tb - 1) / tb), seed(seed_),
           threads(n_threads), egreedy(egreedy_), epsilon(eps),
           x(n_pad), xd(n_pad), th(n_pad), thd(n_pad), t(n_pad), elapsed(n_pad), episode(n_pad),
           kr(n_pad), ka(n_pad), ke(n_pad) {
@@ -448,15 +452,16 @@ struct SimdRollout {
         return c;
     }
 
-    // All T steps of one tile of TB environments starting at env e0.
+    // All T steps of one tile of tb environments starting at env e0.
     void run_tile(int64_t e0, int64_t T, const OutView& out, Scratch* scr) {
-        const int64_t valid = std::min<int64_t>(TB, n - e0);     // envs of the tile that are real
+        const int64_t valid = std::min<int64_t>(tb, n - e0);     // envs of the tile that are real
         TileState ts;
-        std::memcpy(ts.x, &x[e0], sizeof ts.x); std::memcpy(ts.xd, &xd[e0], sizeof ts.xd);
-        std::memcpy(ts.th, &th[e0], sizeof ts.th); std::memcpy(ts.thd, &thd[e0], sizeof ts.thd);
-        std::memcpy(ts.t, &t[e0], sizeof ts.t); std::memcpy(ts.el, &elapsed[e0], sizeof ts.el);
-        std::memcpy(ts.ka, &ka[e0], sizeof ts.ka); std::memcpy(ts.ke, &ke[e0], sizeof ts.ke);
-        for (int b = 0; b < TB; ++b) {
+        const size_t d8 = 8 * static_cast<size_t>(tb);          // bytes of tb 8-byte lanes
+        std::memcpy(ts.x, &x[e0], d8); std::memcpy(ts.xd, &xd[e0], d8);
+        std::memcpy(ts.th, &th[e0], d8); std::memcpy(ts.thd, &thd[e0], d8);
+        std::memcpy(ts.t, &t[e0], d8); std::memcpy(ts.el, &elapsed[e0], d8);
+        std::memcpy(ts.ka, &ka[e0], d8); std::memcpy(ts.ke, &ke[e0], d8);
+        for (int b = 0; b < tb; ++b) {
             ts.o[0][b] = static_cast<float>(ts.x[b]); ts.o[1][b] = static_cast<float>(ts.xd[b]);
             ts.o[2][b] = static_cast<float>(ts.th[b]); ts.o[3][b] = static_cast<float>(ts.thd[b]);
         }
@@ -464,14 +469,17 @@ struct SimdRollout {
         Staging stage;                          // outputs of a partial (last) tile
         for (int64_t step_i = 0; step_i < T; ++step_i) {
             const int64_t row = step_i * out.ld + e0;
-            RowOut dst = valid == TB
+            RowOut dst = valid == tb
                 ? RowOut{out.obs + 4 * row, out.action + row, out.reward + row, out.next_obs + 4 * row,
                          out.terminated + row, out.truncated + row}
                 : RowOut{stage.obs, stage.action, stage.reward, stage.next_obs, stage.term, stage.trunc};
-            if (egreedy) greedy_tile(*packed, orow, *scr, ts.greedy);
-            trig_tile(ts.th, ts.sn, ts.cs);
-            const uint64_t done = step_tile(ts, egreedy, epsilon, dst);
-            if (valid < TB) {
+            if (egreedy) {
+                if (tb == TB) greedy_tile<3>(*packed, orow, *scr, ts.greedy);
+                else greedy_tile<1>(*packed, orow, *scr, ts.greedy);
+            }
+            trig_tile(ts.th, ts.sn, ts.cs, static_cast<int>(tb));
+            const uint64_t done = step_tile(ts, egreedy, epsilon, dst, static_cast<int>(tb));
+            if (valid < tb) {
                 const int64_t v = valid;
                 std::memcpy(out.obs + 4 * row, stage.obs, 16 * v);
                 std::memcpy(out.next_obs + 4 * row, stage.next_obs, 16 * v);
@@ -481,7 +489,7 @@ struct SimdRollout {
                 std::memcpy(out.truncated + row, stage.trunc, v);
             }
             if (done) {                          // same-step reset of finished episodes (rare)
-                for (int b = 0; b < TB; ++b) {
+                for (int b = 0; b < tb; ++b) {
                     if (!((done >> b) & 1)) continue;
                     const int64_t i = e0 + b;
                     episode[i] += 1;
@@ -493,9 +501,9 @@ struct SimdRollout {
                 }
             }
         }
-        std::memcpy(&x[e0], ts.x, sizeof ts.x); std::memcpy(&xd[e0], ts.xd, sizeof ts.xd);
-        std::memcpy(&th[e0], ts.th, sizeof ts.th); std::memcpy(&thd[e0], ts.thd, sizeof ts.thd);
-        std::memcpy(&t[e0], ts.t, sizeof ts.t); std::memcpy(&elapsed[e0], ts.el, sizeof ts.el);
+        std::memcpy(&x[e0], ts.x, d8); std::memcpy(&xd[e0], ts.xd, d8);
+        std::memcpy(&th[e0], ts.th, d8); std::memcpy(&thd[e0], ts.thd, d8);
+        std::memcpy(&t[e0], ts.t, d8); std::memcpy(&elapsed[e0], ts.el, d8);
     }
 
     void generate(F32_3 obs, I64_2 action, F32_2 reward, F32_3 next_obs, B_2 term, B_2 trunc) {
@@ -503,13 +511,16 @@ struct SimdRollout {
         const OutView out = out_view(n, obs, action, reward, next_obs, term, trunc, T);
         if (egreedy && !packed) throw std::runtime_error("egreedy policy needs weights: call set_weights first");
         nb::gil_scoped_release nogil;
-        const int nt = static_cast<int>(std::min<int64_t>(threads, n_tiles));
+        // Small calls stay on one thread: waking the pool costs microseconds (far more
+        // when the other core is busy), more than splitting a few thousand steps saves.
+        const int64_t min_par = egreedy ? 64 : 8192;
+        const int nt = n * T < min_par ? 1 : static_cast<int>(std::min<int64_t>(threads, n_tiles));
         #pragma omp parallel num_threads(nt)
         {
             std::unique_ptr<Scratch> scr;
             if (egreedy) scr = std::make_unique<Scratch>(packed->H);
             #pragma omp for schedule(static)
-            for (int64_t tile = 0; tile < n_tiles; ++tile) run_tile(tile * TB, T, out, scr.get());
+            for (int64_t tile = 0; tile < n_tiles; ++tile) run_tile(tile * tb, T, out, scr.get());
         }
     }
 
@@ -532,7 +543,7 @@ struct SimdRollout {
                 const int64_t cnt = std::min<int64_t>(TB, n_obs - e0);
                 for (int b = 0; b < TB; ++b)
                     for (int c = 0; c < 4; ++c) o[c][b] = b < cnt ? src[4 * (e0 + b) + c] : 0.0f;
-                greedy_tile(m, orow, scr, g);
+                greedy_tile<3>(m, orow, scr, g);
                 for (int64_t b = 0; b < cnt; ++b) dst[e0 + b] = g[b];
             }
         }
@@ -553,7 +564,8 @@ NB_MODULE(_v5b_simd, m) {
         .def("set_epsilon", [](SimdRollout& self, double e) { self.epsilon = e; })
         .def("counters", &SimdRollout::counters)
         .def_ro("n_envs", &SimdRollout::n)
-        .def_ro("threads", &SimdRollout::threads);
+        .def_ro("threads", &SimdRollout::threads)
+        .def_ro("tile", &SimdRollout::tb);
     m.def("build_info", []() { return build_info(std::string("network ") + V5B_KERNEL + ", dynamics " + V5B_STEP_KERNEL + ", " + V5B_TRIG); });
     m.def("trig_check", [](double lo, double hi, int64_t count) {
         // Compares trig_tile with glibc on `count` evenly spaced angles in [lo, hi];
@@ -562,7 +574,7 @@ NB_MODULE(_v5b_simd, m) {
         alignas(64) double th_[TB], s_[TB], c_[TB];
         for (int64_t i0 = 0; i0 < count; i0 += TB) {
             for (int b = 0; b < TB; ++b) th_[b] = lo + (hi - lo) * static_cast<double>(std::min<int64_t>(i0 + b, count - 1)) / static_cast<double>(count > 1 ? count - 1 : 1);
-            fb += trig_tile(th_, s_, c_);
+            fb += trig_tile(th_, s_, c_, TB);
             for (int b = 0; b < TB && i0 + b < count; ++b) {
                 const double es = std::sin(th_[b]), ec = std::cos(hide(th_[b]));
                 bad += std::memcmp(&es, &s_[b], 8) != 0;
