@@ -97,6 +97,10 @@ def mpi_env(tmpdir: Optional[str] = None, shmdir: Optional[str] = None) -> Dict[
         # Open MPI's shared-memory segments likewise (on one machine only: the folder
         # does not exist on other hosts).
         env["OMPI_MCA_btl_sm_backing_directory"] = shmdir
+    if not os.environ.get("V6_MPI_HOSTFILE"):
+        # One machine: skip the libfabric transport, whose probing costs ~1 s of MPI_Init
+        # (measured: 1.2 s -> 0.2 s for mpirun -n 1); shared memory and TCP stay available.
+        env.setdefault("OMPI_MCA_btl", "^ofi")
     # Open MPI refuses to run as root unless told twice (containers, CI).
     env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
     env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
@@ -149,10 +153,11 @@ def kill_job(popen: Optional[subprocess.Popen], extra_pids=()) -> None:
     sid = popen.pid                    # start_new_session: pid == pgid == sid
     victims = set(_session_pids(sid))
     victims.update(p for p in extra_pids if p)
-    try:
-        os.killpg(sid, signal.SIGKILL)
-    except OSError:
-        pass
+    if popen.returncode is None or victims:      # else the group is gone and its id may be reused
+        try:
+            os.killpg(sid, signal.SIGKILL)
+        except OSError:
+            pass
     me = os.getpid()
     for pid in victims:
         if pid != me:
