@@ -129,6 +129,27 @@ def figure(ctx, inp):
     return ctx.savefig(fig, "mpi_model")
 
 
+def compare_v5(ctx) -> List[tuple]:
+    """Rows (policy, N, workers, ...) where the bench measured both v5_openmp and v6_mpi."""
+    try:
+        tp = ctx.throughput()
+    except Exception:
+        return []
+    by = {}
+    for r in tp:
+        if r.get("version") in ("v5_openmp", "v6_mpi") and r.get("transitions_per_s"):
+            by[(r["version"], r["policy"], r["n_envs"], r.get("workers", 1))] = r
+    out = []
+    for (ver, pol, n, w), r6 in sorted(by.items(), key=lambda kv: (kv[0][1], kv[0][2], kv[0][3])):
+        if ver != "v6_mpi" or ("v5_openmp", pol, n, w) not in by:
+            continue
+        r5 = by[("v5_openmp", pol, n, w)]
+        out.append((pol, n, w, fmt_si(r5["transitions_per_s"]), fmt_si(r6["transitions_per_s"]),
+                    f"{r6['transitions_per_s'] / r5['transitions_per_s']:.2f}",
+                    fmt_time(r5.get("startup_s")), fmt_time(r6.get("startup_s"))))
+    return out
+
+
 def render(ctx) -> str:
     out = ["## Beyond one machine: MPI (v6)\n"]
     rows = newest_run(ctx.rows(KIND))
@@ -184,6 +205,14 @@ def render(ctx) -> str:
               fmt_si(r["per_rank_transitions_per_s"]), fmt_time(r["rank0_rollout_s"]),
               fmt_time(r["gather_s"]), fmt_time(r["overhead_s"]), fmt_time(r["startup_s"]))
              for r in ro]))
+        out.append("")
+
+    cmp_rows = compare_v5(ctx)
+    if cmp_rows:
+        out.append("v6 against v5 (OpenMP threads) on this machine, from the bench's throughput rows "
+                   "(same policy, N, T; workers = threads for v5, ranks for v6):\n")
+        out.append(md_table(["policy", "N", "workers", "v5 transitions/s", "v6 transitions/s",
+                             "v6 / v5", "v5 start-up", "v6 start-up"], cmp_rows))
         out.append("")
 
     # 2. the model
