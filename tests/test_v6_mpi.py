@@ -200,3 +200,29 @@ def test_harness_generate_cli_with_three_ranks(tmp_path):
     with np.load(out) as z:
         got = {k: z[k] for k in ARRAY_NAMES}
     assert compare_batches(got, reference("egreedy"), CASES["egreedy"]) is None
+
+
+def test_bench_stage_rows_and_report_section(tmp_path, monkeypatch):
+    """The bench stage writes gather and rollout rows; the report section renders them
+    (and renders a sensible line without them)."""
+    monkeypatch.setenv("STUDY_RESULTS_DIR", str(tmp_path / "results"))
+    from harness import cmd_mpi, results
+    from harness.progress import Progress
+    from report.context import Context
+    from report.sections import mpi as section
+
+    empty = section.render(Context(tmp_path / "none", tmp_path / "rep0"))
+    assert "No MPI measurements" in empty
+
+    cmd_mpi.bench_stage(True, Progress("test"))
+    rows = results.load("mpi", tmp_path / "results")
+    kinds = {r["what"] for r in rows}
+    assert {"gather_bytes", "gather_batch", "rollout"} <= kinds
+    assert all(r["median_s"] > 0 for r in rows if r["what"].startswith("gather"))
+    roll = [r for r in rows if r["what"] == "rollout"]
+    assert {r["ranks"] for r in roll} == {1, 2}
+    assert all(r["per_rank_transitions_per_s"] > 0 for r in roll)
+
+    text = section.render(Context(tmp_path / "results", tmp_path / "rep"))
+    assert "ESTIMATED" in text and "gather = compute" in text
+    assert (tmp_path / "rep" / "figures" / "mpi_model.png").exists()
