@@ -119,11 +119,13 @@ def mpirun_args(P: int):
     """mpirun's own options. V6_MPI_HOSTFILE spreads the ranks over machines (rank 0, which
     shares memory with this process, lands on the first host: run Python there);
     V6_MPI_ARGS appends anything else (e.g. '--bind-to core')."""
-    args = [str(mpirun_path()), "-n", str(P), "--oversubscribe", "--bind-to", "none"]
+    extra = os.environ.get("V6_MPI_ARGS", "").split()
+    args = [str(mpirun_path()), "-n", str(P), "--oversubscribe"]
+    if "--bind-to" not in extra:
+        args += ["--bind-to", "none"]     # the cores are shared with the learner (and others)
     if os.environ.get("V6_MPI_HOSTFILE"):
         args += ["--hostfile", os.environ["V6_MPI_HOSTFILE"]]
-    args += os.environ.get("V6_MPI_ARGS", "").split()
-    return args
+    return args + extra
 
 
 # ---- killing the job: every process of mpirun's session -----------------------------
