@@ -58,19 +58,18 @@ def measure_gather(quick: bool, progress=None):
     """Rows from `mpirun -n 2 v6_mpi_rank --bench-gather`."""
     from versions.v6_mpi import launcher
     tmp = tempfile.mkdtemp(prefix="v6mpi-bench-")
+    shm = tempfile.mkdtemp(prefix="v6mpi-bench-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
     cmd = launcher.mpirun_args(2) + [str(launcher.RANK_EXE), "--bench-gather"] + (["--quick"] if quick else [])
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         env=launcher.mpi_env(tmp), start_new_session=True, stdin=subprocess.DEVNULL)
+                         env=launcher.mpi_env(tmp, shm), start_new_session=True, stdin=subprocess.DEVNULL)
     rows = []
     try:
         out, err = p.communicate(timeout=GATHER_TIMEOUT_S)
-    except BaseException:
-        launcher.kill_job(p)
-        raise
     finally:
         launcher.kill_job(p)
         import shutil
         shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(shm, ignore_errors=True)
     if p.returncode != 0:
         raise RuntimeError(f"gather benchmark exited {p.returncode}: {err.strip()[-300:]}")
     for line in out.splitlines():
