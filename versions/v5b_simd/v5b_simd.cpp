@@ -311,6 +311,19 @@ inline int trig_tile(const double* th, double* sn, double* cs, int tb) {
 
 #endif
 
+#if defined(__AVX512F__) && defined(__AVX512DQ__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+// x / TOTAL_MASS, correctly rounded, without a divide: q0 = x * RN(1/b), then one
+// correction with the exact remainder r = x - q0*b (an FMA). By Markstein's theorem
+// (reciprocal within half an ulp, q0 within one ulp) RN(q0 + r/b) is RN(x/b): the same
+// bits as the division at a fraction of vdivpd's throughput cost (test: div_check).
+inline __m512d div_total_mass(__m512d x) {
+    const __m512d b = _mm512_set1_pd(TOTAL_MASS), y = _mm512_set1_pd(1.0 / TOTAL_MASS);
+    const __m512d q0 = _mm512_mul_pd(x, y);
+    const __m512d r = _mm512_fnmadd_pd(q0, b, x);
+    return _mm512_fmadd_pd(r, y, q0);
+}
+#endif
+
 // One step of the tile given sn/cs (and greedy actions for egreedy): actions, dynamics,
 // counters, outputs of the row. Returns the bit mask of environments whose episode ended.
 // Operations and their order are cartpole::step's, lane by lane, so results are identical.
@@ -318,7 +331,7 @@ inline uint64_t step_tile(TileState& s, bool egreedy, double eps, const RowOut& 
     uint64_t done = 0;
 #if defined(__AVX512F__) && defined(__AVX512DQ__) && defined(__AVX512BW__) && defined(__AVX512VL__)
     const __m512d fpos = _mm512_set1_pd(FORCE_MAG), fneg = _mm512_set1_pd(-FORCE_MAG);
-    const __m512d pml = _mm512_set1_pd(POLEMASS_LENGTH), tm = _mm512_set1_pd(TOTAL_MASS);
+    const __m512d pml = _mm512_set1_pd(POLEMASS_LENGTH);
     const __m512d grav = _mm512_set1_pd(GRAVITY), len = _mm512_set1_pd(LENGTH);
     const __m512d four3 = _mm512_set1_pd(4.0 / 3.0), mp = _mm512_set1_pd(MASSPOLE);
     const __m512d tau = _mm512_set1_pd(TAU);
@@ -344,14 +357,14 @@ inline uint64_t step_tile(TileState& s, bool egreedy, double eps, const RowOut& 
         const __m512d theta = _mm512_load_pd(s.th + b), theta_dot = _mm512_load_pd(s.thd + b);
         const __m512d costheta = _mm512_load_pd(s.cs + b), sintheta = _mm512_load_pd(s.sn + b);
         // temp = (force + pml * (theta_dot * theta_dot) * sintheta) / total_mass
-        const __m512d temp = _mm512_div_pd(
-            _mm512_add_pd(force, _mm512_mul_pd(_mm512_mul_pd(pml, _mm512_mul_pd(theta_dot, theta_dot)), sintheta)), tm);
+        const __m512d temp = div_total_mass(
+            _mm512_add_pd(force, _mm512_mul_pd(_mm512_mul_pd(pml, _mm512_mul_pd(theta_dot, theta_dot)), sintheta)));
         // thetaacc = (g * sin - cos * temp) / (length * (4/3 - masspole * (cos * cos) / total_mass))
         const __m512d thetaacc = _mm512_div_pd(
             _mm512_sub_pd(_mm512_mul_pd(grav, sintheta), _mm512_mul_pd(costheta, temp)),
-            _mm512_mul_pd(len, _mm512_sub_pd(four3, _mm512_div_pd(_mm512_mul_pd(mp, _mm512_mul_pd(costheta, costheta)), tm))));
+            _mm512_mul_pd(len, _mm512_sub_pd(four3, div_total_mass(_mm512_mul_pd(mp, _mm512_mul_pd(costheta, costheta))))));
         // xacc = temp - pml * thetaacc * costheta / total_mass
-        const __m512d xacc = _mm512_sub_pd(temp, _mm512_div_pd(_mm512_mul_pd(_mm512_mul_pd(pml, thetaacc), costheta), tm));
+        const __m512d xacc = _mm512_sub_pd(temp, div_total_mass(_mm512_mul_pd(_mm512_mul_pd(pml, thetaacc), costheta)));
         const __m512d nx = _mm512_add_pd(x, _mm512_mul_pd(tau, x_dot));
         const __m512d nxd = _mm512_add_pd(x_dot, _mm512_mul_pd(tau, xacc));
         const __m512d nth = _mm512_add_pd(theta, _mm512_mul_pd(tau, theta_dot));
@@ -583,6 +596,29 @@ NB_MODULE(_v5b_simd, m) {
         }
         return std::make_pair(bad, fb);
     }, nb::arg("lo"), nb::arg("hi"), nb::arg("count"));
+#if defined(__AVX512F__) && defined(__AVX512DQ__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+    m.def("div_check", [](uint64_t seed, int64_t count) {
+        // div_total_mass against the IEEE division on `count` pseudo-random doubles
+        // (random significands, exponents 2^-40..2^40, both signs); returns mismatches.
+        int64_t bad = 0;
+        uint64_t st = seed;
+        alignas(64) double xs[8], q[8];
+        for (int64_t i = 0; i < count; i += 8) {
+            for (int l = 0; l < 8; ++l) {
+                st = mix(st);
+                const uint64_t e = 1023 - 40 + (mix(st ^ 0x5555) % 81);
+                const uint64_t bits = (st & 0x800FFFFFFFFFFFFFULL) | (e << 52);
+                std::memcpy(&xs[l], &bits, 8);
+            }
+            _mm512_store_pd(q, div_total_mass(_mm512_load_pd(xs)));
+            for (int l = 0; l < 8; ++l) {
+                const double ref = xs[l] / TOTAL_MASS;
+                bad += std::memcmp(&ref, &q[l], 8) != 0;
+            }
+        }
+        return bad;
+    }, nb::arg("seed"), nb::arg("count"));
+#endif
     m.attr("TRIG") = V5B_TRIG;
     m.attr("TILE") = TB;
     m.attr("MR") = MR;
