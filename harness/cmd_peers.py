@@ -81,18 +81,27 @@ def run_one(peer: str, n_envs: int, steps: int, policy: str, quick: bool = False
     base = {"peer": peer, "policy": policy, "n_envs": n_envs, "requested_steps": steps,
             "threads": threads, "quick": quick}
     t0 = time.perf_counter()
+    # Its own session (process group), so that on a time-out, Ctrl-C or a crash every
+    # process it started (AsyncVectorEnv's workers) goes with it.
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
-        proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True,
-                              timeout=s["timeout"])
+        stdout, stderr = proc.communicate(timeout=s["timeout"])
     except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        proc.communicate()
         return {**base, "skipped": True,
                 "reason": f"timed out after {s['timeout']} s (whole subprocess)"}
+    except BaseException:
+        _kill_group(proc)
+        raise
+    _kill_group(proc)                   # leftovers of a peer that did not clean up
     row = None
-    for line in proc.stdout.splitlines():
+    for line in stdout.splitlines():
         if line.startswith("PEER_ROW "):
             row = json.loads(line[len("PEER_ROW "):])
     if row is None:
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+        tail = (stderr or stdout).strip().splitlines()[-1:] or ["no output"]
         return {**base, "skipped": True,
                 "reason": f"subprocess exited {proc.returncode} without a row: {tail[0][:300]}"}
     row = {**base, **row}
@@ -104,6 +113,18 @@ def run_one(peer: str, n_envs: int, steps: int, policy: str, quick: bool = False
         from .results import source_hash
         row["code_hash"] = source_hash([ROOT / "peers"])
     return row
+
+
+def _kill_group(proc) -> None:
+    import signal
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        pass
 
 
 def plan(quick: bool, names: Optional[List[str]] = None, shapes=SHAPES, policies=POLICIES):

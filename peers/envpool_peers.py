@@ -81,7 +81,7 @@ class EnvPoolAsync(Peer):
             a = self.policy(obs)
             obs_f[k], act_f[k], rew_f[k], term_f[k], trunc_f[k] = obs, a, r, term, trunc
             self.env.send(a.astype(np.int32), info["env_id"])
-        return b
+        return {k: v for k, v in b.items() if k != "next_obs"}   # not collected here
 
     def close(self):
         self.env.close()

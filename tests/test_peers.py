@@ -164,3 +164,13 @@ def test_a_crashing_peer_is_a_skipped_row_not_a_dead_stage():
     from harness.cmd_peers import run_one
     row = run_one("no_such_peer", 4, 4, "random", quick=True, threads=1)
     assert row["skipped"] is True and "no_such_peer" in row["reason"]
+
+
+def test_a_hung_peer_times_out_as_a_skipped_row(monkeypatch):
+    from harness import cmd_peers
+    monkeypatch.setattr(cmd_peers, "settings", lambda quick: {
+        "budget": 0.01, "min_repeats": 1, "max_repeats": 1, "timeout": 0.05})
+    t0 = __import__("time").perf_counter()
+    row = cmd_peers.run_one("gym_numpy", 4, 4, "random", quick=True)
+    assert row["skipped"] is True and "timed out" in row["reason"]
+    assert __import__("time").perf_counter() - t0 < 10
