@@ -223,18 +223,22 @@ inline void store_aos8(float* dst, __m256 a, __m256 b, __m256 c, __m256 d) {
 // sin and cos of 8 angles at once, returning glibc's exact bits.
 //
 // A polynomial in double arithmetic plus an error-free last addition gives each result
-// and, exactly, its distance from the nearest rounding midpoint. glibc's sin/cos are
-// accurate to better than 0.52 ulp, so wherever the true value lies more than 0.52-0.5 ulp
-// (we demand 0.03 ulp plus our own error bound) from a midpoint, both round to the same
-// double. Lanes that miss that margin (a few percent), |x| > 0.5 (never reached by
-// CartPole) and x == 0 are recomputed with glibc itself. The batch therefore stays
+// and, exactly, its distance from the nearest rounding midpoint. glibc 2.36 documents its
+// error bounds in s_sin.c: sin 0.501 ulp for |x| < 0.126 and 0.548 ulp up to 0.855, cos
+// 0.51 ulp. Wherever the true value lies further from a midpoint than glibc's excess over
+// half an ulp (we demand 0.004 / 0.06 / 0.015 ulp, plus our own error bound), both round
+// to the same double. Lanes that miss that margin, |x| > 0.5 (never reached by CartPole)
+// and x == 0 are recomputed with glibc itself. The batch therefore stays
 // bit-identical to Gymnasium; test_native.py also checks millions of points against glibc.
 namespace vtrig {
 constexpr double S[] = {-1.0 / 6, 1.0 / 120, -1.0 / 5040, 1.0 / 362880, -1.0 / 39916800,
                         1.0 / 6227020800.0, -1.0 / 1307674368000.0, 1.0 / 355687428096000.0};
 constexpr double C[] = {1.0 / 24, -1.0 / 720, 1.0 / 40320, -1.0 / 3628800, 1.0 / 479001600,
                         -1.0 / 87178291200.0, 1.0 / 20922789888000.0, -1.0 / 6402373705728000.0};
-constexpr double MARGIN = 0.03;       // ulps, > the 0.018 ulp by which glibc may exceed 0.5
+// ulps by which glibc's result may be further than half an ulp from the true value, rounded up
+constexpr double MARGIN_SIN_SMALL = 0.004;   // |x| < 0.126: glibc bound 0.501 ulp
+constexpr double MARGIN_SIN = 0.06;          // otherwise: 0.548 ulp
+constexpr double MARGIN_COS = 0.015;         // 0.51 ulp
 
 inline __m512d horner(const double* c, __m512d z) {
     __m512d p = _mm512_set1_pd(c[7]);
@@ -244,11 +248,11 @@ inline __m512d horner(const double* c, __m512d z) {
 
 // True where r = RN(value) may differ from glibc: |resid| (value - r, known exactly up to
 // err) too close to half an ulp of r, or r a power of two (the ulp changes there).
-inline __mmask8 ambiguous(__m512d r, __m512d resid, __m512d err) {
+inline __mmask8 ambiguous(__m512d r, __m512d resid, __m512d err, __m512d margin) {
     const __m512d ulp = _mm512_scalef_pd(_mm512_set1_pd(1.0),
                                          _mm512_sub_pd(_mm512_getexp_pd(r), _mm512_set1_pd(52.0)));
     const __m512d room = _mm512_sub_pd(_mm512_mul_pd(_mm512_set1_pd(0.5), ulp), _mm512_abs_pd(resid));
-    const __m512d need = _mm512_fmadd_pd(_mm512_set1_pd(MARGIN), ulp, err);
+    const __m512d need = _mm512_fmadd_pd(margin, ulp, err);
     const __mmask8 pow2 = _mm512_cmp_pd_mask(_mm512_getmant_pd(r, _MM_MANT_NORM_1_2, _MM_MANT_SIGN_zero),
                                              _mm512_set1_pd(1.0), _CMP_EQ_OQ);
     return _mm512_cmp_pd_mask(room, need, _CMP_LE_OQ) | pow2;
@@ -278,8 +282,10 @@ inline void sincos8(__m512d x, __m512d& sn, __m512d& cs, __mmask8& fs, __mmask8&
                                          _mm512_mul_pd(_mm512_set1_pd(0x1.0p-52), _mm512_abs_pd(rest)));
     sn = s;
     cs = c;
-    fs = out | ambiguous(s, sres, serr);
-    fc = out | ambiguous(c, cres, cerr);
+    const __mmask8 small = _mm512_cmp_pd_mask(ax, _mm512_set1_pd(0.126), _CMP_LT_OQ);
+    const __m512d msin = _mm512_mask_blend_pd(small, _mm512_set1_pd(MARGIN_SIN), _mm512_set1_pd(MARGIN_SIN_SMALL));
+    fs = out | ambiguous(s, sres, serr, msin);
+    fc = out | ambiguous(c, cres, cerr, _mm512_set1_pd(MARGIN_COS));
 }
 }  // namespace vtrig
 
