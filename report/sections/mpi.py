@@ -30,6 +30,11 @@ NETWORKS = {
                          "note": "TCP transport; ~20 µs MPI latency, ~93% of the 3.125 GB/s line rate"},
     "200 Gb/s InfiniBand (HDR)": {"latency_s": 1.5e-6, "bandwidth_Bps": 23e9,
                                   "note": "RDMA transport; ~1.5 µs MPI latency, ~92% of the 25 GB/s line rate"},
+    # What the layout costs at that speed: the same network if the blocks travelled
+    # contiguous (env-major) and the root did not unpack columns (not built).
+    "200 Gb/s InfiniBand, contiguous blocks (not built)": {
+        "latency_s": 1.5e-6, "bandwidth_Bps": 23e9, "contiguous": True,
+        "note": "as above, if rank 0 received env-major contiguous blocks instead of unpacking columns"},
 }
 
 
@@ -59,7 +64,15 @@ def measured_inputs(rows: List[dict]) -> Optional[Dict]:
             overhead[pol] = max(best.get("overhead_s", 0.0), 0.0)
     if not rate:
         return None
-    return {"sm_latency_s": lat, "sm_bandwidth_Bps": bw, "rate": rate, "overhead_s": overhead,
+    # The batch's own gather (column datatypes): the rate at which rank 0 takes in and
+    # unpacks a block, at the model's block size if it was measured.
+    bt = [r for r in rows if r.get("what") == "gather_batch" and r["median_s"] > 0]
+    at = [r for r in bt if r.get("envs_per_rank") == ENVS_PER_RANK]
+    pick = at[0] if at else (max(bt, key=lambda r: r["bytes_per_rank"] / r["median_s"]) if bt else None)
+    batch_bw = pick["bytes_per_rank"] / pick["median_s"] if pick else bw
+    return {"sm_latency_s": lat, "sm_bandwidth_Bps": bw, "batch_bandwidth_Bps": batch_bw,
+            "batch_bytes": pick["bytes_per_rank"] if pick else None,
+            "rate": rate, "overhead_s": overhead,
             "sm_big_bytes": big["bytes_per_rank"]}
 
 
@@ -67,13 +80,14 @@ def model(inp, policy, net, nodes, rpn, n=ENVS_PER_RANK, steps=T):
     """One call of generate(T), weak scaling. Returns (transitions/s, parts in seconds). ESTIMATED."""
     r = inp["rate"][policy]
     a_sm, b_sm = inp["sm_latency_s"], inp["sm_bandwidth_Bps"]
-    a_net, b_net = net["latency_s"], net["bandwidth_Bps"]
+    b_batch = inp["batch_bandwidth_Bps"]
+    a_net, b_net = net["latency_s"], effective_bandwidth(inp, net)
     B = BYTES_PER_TRANSITION * n * steps                     # one rank's block
     t_compute = n * steps / r
     # Gather: every remote byte crosses the root node's link; local blocks cross shared memory.
     t_gather = 0.0
     if rpn > 1:
-        t_gather += a_sm + (rpn - 1) * B / b_sm
+        t_gather += a_sm + (rpn - 1) * B / (b_sm if net.get("contiguous") else b_batch)
     if nodes > 1:
         t_gather += a_net * math.ceil(math.log2(nodes)) + (nodes - 1) * rpn * B / b_net
     # Broadcast of the order (and, egreedy, of new weights every call): binomial trees.
@@ -89,17 +103,25 @@ def model(inp, policy, net, nodes, rpn, n=ENVS_PER_RANK, steps=T):
     return P * n * steps / total, {"compute": t_compute, "gather": t_gather, "bcast": t_bcast, "call": t_call}
 
 
+def effective_bandwidth(inp, net):
+    """The rate at which rank 0 takes in remote blocks: the wire's (assumed), unless
+    unpacking the column datatypes (measured here, over shared memory) is slower."""
+    if net.get("contiguous"):
+        return min(net["bandwidth_Bps"], inp["sm_bandwidth_Bps"])
+    return min(net["bandwidth_Bps"], inp["batch_bandwidth_Bps"])
+
+
 def crossover_ranks(inp, policy, net):
-    """Remote ranks at which the root's link time equals the compute time (ESTIMATED):
+    """Remote ranks at which the root's receive time equals the compute time (ESTIMATED):
     R * 42 B * n T / beta = n T / r  =>  R = beta / (42 B * r), independent of n and T."""
-    return net["bandwidth_Bps"] / (BYTES_PER_TRANSITION * inp["rate"][policy])
+    return effective_bandwidth(inp, net) / (BYTES_PER_TRANSITION * inp["rate"][policy])
 
 
 def figure(ctx, inp):
     import matplotlib.pyplot as plt
     pols = [p for p in ("random", "egreedy") if p in inp["rate"]]
-    fig, axes = plt.subplots(1, len(pols), figsize=(5.2 * len(pols), 4.2), squeeze=False)
-    styles = {"25 Gb/s Ethernet": "-", "200 Gb/s InfiniBand (HDR)": "--"}
+    fig, axes = plt.subplots(1, len(pols), figsize=(5.6 * len(pols), 5.6), squeeze=False)
+    styles = dict(zip(NETWORKS, ["-", "--", "-."]))
     colors = {2: "tab:blue", 32: "tab:red"}
     for ax, pol in zip(axes[0], pols):
         r = inp["rate"][pol]
@@ -113,7 +135,7 @@ def figure(ctx, inp):
         for name, net in NETWORKS.items():
             R = crossover_ranks(inp, pol, net)
             nd = 1 + R / 32
-            if nd <= NODES[-1]:
+            if nd <= NODES[-1] and not net.get("contiguous"):
                 ax.axvline(nd, color="gray", ls=styles[name], lw=0.8,
                            label=f"gather = compute, {name.split(' (')[0]}, 32 ranks/node")
         ax.set_xscale("log", base=2)
@@ -122,10 +144,15 @@ def figure(ctx, inp):
         ax.set_ylabel("transitions / s (ESTIMATED)")
         ax.set_title(f"{pol}: {ENVS_PER_RANK} envs x T={T} per rank per call", fontsize=9)
         ax.grid(True, which="both", alpha=0.3)
+    handles, labels = {}, []
     for ax in axes[0]:
-        ax.legend(fontsize=5.5, loc="upper left")
+        for h, l in zip(*ax.get_legend_handles_labels()):
+            if l not in handles:
+                handles[l] = h
+                labels.append(l)
+    fig.legend([handles[l] for l in labels], labels, loc="lower center", ncol=3, fontsize=7, frameon=False)
     fig.suptitle("v6 (MPI) over nodes — ESTIMATED from measured per-rank rate and gather cost", fontsize=10)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.05 + 0.035 * math.ceil(len(labels) / 3), 1, 1))
     return ctx.savefig(fig, "mpi_model")
 
 
@@ -190,7 +217,11 @@ def render(ctx) -> str:
                f"{fmt_si(inp['sm_bandwidth_Bps'], 'B/s')} (the best of the large messages, "
                f"{fmt_si(inp['sm_big_bytes'], 'B')} a rank). The batch gather moves the same bytes "
                "in 16-, 8- and 1-byte pieces; where it is slower than contiguous bytes, that is the "
-               "price of landing in the time-major layout without a transpose pass.\n")
+               "price of landing in the time-major layout without a transpose pass. Rank 0 takes in "
+               f"the batch's blocks at {fmt_si(inp['batch_bandwidth_Bps'], 'B/s')} (batch gather at "
+               f"{fmt_si(inp['batch_bytes'] or 0, 'B')} a rank), and the model uses that rate for local blocks "
+               "and as a cap on the network's (conservative: over shared memory that rate includes the "
+               "sender's packing too).\n")
 
     ro = sorted((r for r in rows if r.get("what") == "rollout"),
                 key=lambda r: (r["policy"], r["n_envs"], r["ranks"]))
@@ -220,9 +251,9 @@ def render(ctx) -> str:
                f"{ENVS_PER_RANK} environments for T = {T} steps a call "
                f"({fmt_si(BYTES_PER_TRANSITION * ENVS_PER_RANK * T, 'B')} a rank to gather at "
                f"{BYTES_PER_TRANSITION} B a transition). A call costs compute "
-               "(n·T / measured per-rank rate) + gather (local blocks at the measured shared-memory "
-               "bandwidth; every remote block through the root node's one link, at the assumed network "
-               "bandwidth, plus latency × log2(nodes)) + broadcast of the order and, for egreedy, of "
+               "(n·T / measured per-rank rate) + gather (local blocks at the measured batch-gather "
+               "rate; every remote block through the root node's one link, at the assumed network "
+               "bandwidth or the measured unpack rate, whichever is lower, plus latency × log2(nodes)) + broadcast of the order and, for egreedy, of "
                f"the {fmt_si(WEIGHT_BYTES, 'B')} of weights every call (binomial tree) + the measured "
                "Python round trip. Nothing overlaps the gather with the next rollout, as in v6. "
                "Assumed networks (not measured):\n")
@@ -238,11 +269,12 @@ def render(ctx) -> str:
             R = crossover_ranks(inp, pol, net)
             tp, parts = model(inp, pol, net, 64, 32)
             ideal = 64 * 32 * inp["rate"][pol]
-            mrows.append((pol, fmt_si(inp["rate"][pol]), name, f"{R:,.0f} ranks (~{1 + R / 32:,.1f} nodes of 32)",
+            mrows.append((pol, fmt_si(inp["rate"][pol]), name, fmt_si(effective_bandwidth(inp, net), "B/s"),
+                          f"{R:,.0f} ranks (~{1 + R / 32:,.1f} nodes of 32)",
                           fmt_si(tp), f"{100 * tp / ideal:.2g}%",
                           f"{100 * parts['gather'] / sum(parts.values()):.0f}%"))
     out.append(md_table(["policy", "per-rank rate (measured)", "network (assumed)",
-                         "gather = compute at (est.)", "64 nodes x 32 ranks (est.)", "of ideal (est.)",
+                         "root's receive rate (est.)", "gather = compute at (est.)", "64 nodes x 32 ranks (est.)", "of ideal (est.)",
                          "gather share of a call (est.)"], mrows))
     out.append(
         "\nThe crossover is the number of remote ranks R at which the root's link needs as long to "
@@ -250,8 +282,11 @@ def render(ctx) -> str:
         "independent of the batch size. Past it, adding nodes adds almost nothing: the learner's "
         "link is the bottleneck. The environment-only (random) rollout is so cheap per transition "
         "that a handful of remote ranks saturate even InfiniBand; the DQN actor (egreedy), ~50x "
-        "more compute a transition, scales to hundreds of ranks. Ways past the root link "
-        "(estimated, not built): send fewer bytes (next_obs is the next obs except at episode ends; "
-        "float16 observations), or spread the learner (a replay shard per node).\n")
+        "more compute a transition, scales to hundreds of ranks. Where the root's receive rate is "
+        "capped by unpacking the column datatypes rather than by the wire, a faster network buys "
+        "nothing until the blocks travel contiguous (env-major, transposed by the learner or kept "
+        "env-major in its replay buffer). Other ways past the root link (estimated, not built): "
+        "send fewer bytes (next_obs is the next obs except at episode ends; float16 observations), "
+        "or spread the learner (a replay shard per node).\n")
     out.append(f"![v6 over nodes (ESTIMATED)]({figure(ctx, inp)})\n")
     return "\n".join(out)
