@@ -185,7 +185,10 @@ def render(ctx) -> str:
         "practitioner writes (the same 4-128-128-2 Q-network in PyTorch, one batched "
         "forward pass per step under `torch.no_grad()`, one torch thread; gymnax's "
         "network is written in JAX inside its jitted scan). Each peer's best thread "
-        "setting is shown; a rung's ratio is to the best peer at the same shape and policy.")
+        "setting is shown (EnvPool is measured with 1 thread and with every core); "
+        "*env workers* are the threads or processes stepping environments, *policy threads* "
+        "PyTorch's (XLA's for gymnax). A rung's ratio is to the best peer at the same shape "
+        "and policy.")
     out.append("")
     for n, t in SHAPES:
         for policy in POLICIES:
@@ -200,13 +203,14 @@ def render(ctx) -> str:
             table = []
             for r in peers:
                 table.append([_peer_label(r), fmt_si(r["transitions_per_s"]), _steps_note(r),
-                              r.get("threads", "-"), fmt_time(r.get("startup_s")),
+                              r.get("workers", r.get("threads", "-")),
+                              r.get("policy_threads", "-"), fmt_time(r.get("startup_s")),
                               _reset_word(r)])
             for r in skipped:
                 table.append([_peer_label(r), "skipped: " + str(r.get("reason", "")), "-",
-                              r.get("threads", "-"), "-", "-"])
-            out.append(md_table(["Peer", "transitions/s", "measured", "threads", "start-up",
-                                 "auto-reset"], table))
+                              "-", "-", "-", "-"])
+            out.append(md_table(["Peer", "transitions/s", "measured", "env workers",
+                                 "policy threads", "start-up", "auto-reset"], table))
             out.append("")
             if peers and rungs:
                 best = peers[0]
