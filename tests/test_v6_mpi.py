@@ -170,15 +170,20 @@ def test_close_and_garbage_collection_leave_no_process():
     assert _job_gone(sid)
 
 
-def test_python_killed_takes_the_job_down():
-    """The learner process dies without cleaning up: rank 0 sees the socket close and aborts."""
-    code = textwrap.dedent("""
+@pytest.mark.parametrize("stuck", [False, True])
+def test_python_killed_takes_the_job_down(stuck):
+    """The learner process dies without cleaning up: rank 0 sees the socket close and aborts,
+    even while it is stuck in the gather waiting for a stopped rank (its watchdog thread)."""
+    code = textwrap.dedent(f"""
         import os, signal, sys
         from harness.api import GenConfig
-        from versions.v6_mpi.launcher import MPIGenerator
+        from versions.v6_mpi.launcher import MPIGenerator, CMD, MAGIC_CMD, C_GENERATE
         g = MPIGenerator(GenConfig(n_envs=6, workers=2))
         g.generate(4)
         print(g._job.popen.pid, g._job.tmpdir, g._job.shmdir, flush=True)
+        if {stuck}:
+            os.kill(g.ranks_info["pids"][1], signal.SIGSTOP)
+            g._job.conn.sendall(CMD.pack(MAGIC_CMD, C_GENERATE, 4, 0, 0.1, 0))
         os.kill(os.getpid(), signal.SIGKILL)
     """)
     p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,

@@ -21,6 +21,7 @@
 // With --bench-gather the program instead measures MPI_Gatherv (contiguous bytes, and the
 // batch's datatypes) and prints JSON lines on rank 0's stdout (harness/cmd_mpi.py).
 #include <mpi.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -29,6 +30,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -38,6 +40,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "rollout.hpp"
@@ -215,6 +218,24 @@ void wait_politely(MPI_Request* req, double spin_s) {
     }
 }
 
+// Rank 0's watchdog: if the Python side goes away while rank 0 is stuck in a collective
+// (a hung rank), nobody would ever read the socket's EOF. A thread that only polls the
+// socket for hang-up ends rank 0 then, and mpirun takes the rest of the job down.
+std::atomic<bool> g_quitting{false};
+
+void watch_socket(int fd) {
+    for (;;) {
+        pollfd p{fd, POLLRDHUP, 0};
+        const int k = ::poll(&p, 1, 500);
+        if (g_quitting.load()) return;
+        if (k > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL))) {
+            std::fprintf(stderr, "v6_mpi rank 0: the Python side is gone; ending the job\n");
+            std::fflush(stderr);
+            ::_exit(4);
+        }
+    }
+}
+
 [[noreturn]] void die(const char* why) {
     std::fprintf(stderr, "v6_mpi rank 0: %s; aborting the job\n", why);
     std::fflush(stderr);
@@ -265,6 +286,7 @@ int run_job(int rank, int size, const char* sock_path, int64_t N, uint64_t seed,
         for (int r = 0; r < size; ++r) hello += (r ? ", " : "") + std::to_string(displs[r]);
         hello += "]}";
         if (!reply(fd, 0, 0, 0, 0, hello)) die("cannot greet the Python side");
+        std::thread(watch_socket, fd).detach();
     }
 
     char* shm = nullptr;            // rank 0: the batch buffer shared with Python
@@ -331,7 +353,10 @@ int run_job(int rank, int size, const char* sock_path, int64_t N, uint64_t seed,
         MPI_Ibcast(&ord, sizeof ord, MPI_BYTE, 0, MPI_COMM_WORLD, &req);
         if (rank == 0) MPI_Wait(&req, MPI_STATUS_IGNORE);
         else wait_politely(&req, spin_s);
-        if (ord.cmd == C_QUIT) break;
+        if (ord.cmd == C_QUIT) {
+            g_quitting = true;
+            break;
+        }
         if (ord.has_weights) {             // new policy weights: broadcast, then rebuild the MLP
             const size_t H = static_cast<size_t>(ord.H);
             wbuf.resize(4 * H + H + H * H + H + 2 * H + 2);
