@@ -163,6 +163,90 @@ void gather_batch(int rank, char* out, int T, int64_t ld, const BatchTypes& send
     }
 }
 
+// ---- the gather v6 uses: row blocks, one collective --------------------------------------
+// In a time-major array rank r's part of time row t is one contiguous run of n_r
+// environments (n_r*16 bytes of obs, n_r*8 of action, ...). The receive datatype of rank r
+// is, for each of the 5 arrays, an hvector of T such runs with the row stride of the whole
+// batch, placed at that array's offset + lo_r; the 5 are bound into one struct, so the
+// whole block of rank r lands in place in one go. The sender's datatype is its 5 local
+// arrays (each contiguous) in the same order. Because every rank needs its own receive
+// datatype (n_r and lo_r differ), the collective is MPI_Alltoallw used as a gather (only
+// the counts towards rank 0 are non-zero): MPI_Gatherv takes a single receive datatype,
+// which forces either equal slices or the 16-byte column pieces above (3-4x slower,
+// measured by --bench-gather). reward is not sent: it is 1.0 everywhere.
+struct ArrayPart { size_t Layout::*off; int width; };
+const ArrayPart PARTS[5] = {{&Layout::obs, 16}, {&Layout::next_obs, 16}, {&Layout::action, 8},
+                            {&Layout::terminated, 1}, {&Layout::truncated, 1}};
+
+MPI_Datatype rows_type(int T, int64_t N, int64_t lo, int64_t n) {     // root: rank's block in [T, N]
+    Layout L(T, N);
+    MPI_Datatype parts[5], out;
+    int lens[5] = {1, 1, 1, 1, 1};
+    MPI_Aint disp[5];
+    for (int k = 0; k < 5; ++k) {
+        const int w = PARTS[k].width;
+        MPI_Type_create_hvector(T, static_cast<int>(n * w), static_cast<MPI_Aint>(N) * w, MPI_BYTE, &parts[k]);
+        disp[k] = static_cast<MPI_Aint>(L.*PARTS[k].off + lo * w);
+    }
+    MPI_Type_create_struct(5, lens, disp, parts, &out);
+    for (auto& t : parts) MPI_Type_free(&t);
+    MPI_Type_commit(&out);
+    return out;
+}
+
+MPI_Datatype local_type(int T, int64_t n) {                           // sender: its [T, n] arrays
+    Layout L(T, n);
+    int lens[5];
+    MPI_Aint disp[5];
+    for (int k = 0; k < 5; ++k) {
+        lens[k] = static_cast<int>(T * n * PARTS[k].width);
+        disp[k] = static_cast<MPI_Aint>(L.*PARTS[k].off);
+    }
+    MPI_Datatype out;
+    MPI_Type_create_hindexed(5, lens, disp, MPI_BYTE, &out);
+    MPI_Type_commit(&out);
+    return out;
+}
+
+struct RowTypes {               // for one T: the root's P receive types, or a sender's one
+    std::vector<MPI_Datatype> recv;
+    MPI_Datatype send = MPI_DATATYPE_NULL;
+    RowTypes() = default;
+    RowTypes(int rank, int size, int T, int64_t N, const std::vector<int>& counts, const std::vector<int>& displs) {
+        if (rank == 0) {
+            recv.assign(size, MPI_BYTE);
+            for (int r = 1; r < size; ++r)
+                if (counts[r] > 0) recv[r] = rows_type(T, N, displs[r], counts[r]);
+        } else if (counts[rank] > 0) {
+            send = local_type(T, counts[rank]);
+        }
+    }
+    void free() {
+        for (auto& t : recv)
+            if (t != MPI_BYTE) MPI_Type_free(&t);
+        recv.clear();
+        if (send != MPI_DATATYPE_NULL) MPI_Type_free(&send);
+    }
+};
+
+// One collective: every rank's block into rank 0's `out` ([T, N] layout; rank 0's own block
+// is already in place). Others pass their local [T, n] buffer.
+void gather_rows(int rank, int size, char* out, const RowTypes& ty, const std::vector<int>& counts, MPI_Comm comm) {
+    std::vector<int> sc(size, 0), rc(size, 0), zd(size, 0);
+    std::vector<MPI_Datatype> st(size, MPI_BYTE);
+    if (rank == 0) {
+        for (int r = 1; r < size; ++r) rc[r] = counts[r] > 0 ? 1 : 0;
+        MPI_Alltoallw(out, sc.data(), zd.data(), st.data(), out, rc.data(), zd.data(), ty.recv.data(), comm);
+    } else {
+        std::vector<MPI_Datatype> rt(size, MPI_BYTE);
+        if (counts[rank] > 0) {
+            sc[0] = 1;
+            st[0] = ty.send;
+        }
+        MPI_Alltoallw(out, sc.data(), zd.data(), st.data(), out, rc.data(), zd.data(), rt.data(), comm);
+    }
+}
+
 // ---- socket helpers (rank 0) -----------------------------------------------------------
 bool read_all(int fd, void* buf, size_t n) {
     char* p = static_cast<char*>(buf);
@@ -295,7 +379,7 @@ int run_job(int rank, int size, const char* sock_path, int64_t N, uint64_t seed,
     std::vector<char> local;        // ranks > 0: their own [T, n] block
     std::unique_ptr<study::MLP> mlp;
     std::vector<float> wbuf;
-    std::map<int, std::pair<BatchTypes, BatchTypes>> types;   // T -> (send, recv)
+    std::map<int, RowTypes> types;   // T -> this rank's datatypes for the gather
 
     for (;;) {
         Order ord{};
@@ -370,11 +454,10 @@ int run_job(int rank, int size, const char* sock_path, int64_t N, uint64_t seed,
         auto it = types.find(T);
         if (it == types.end()) {
             if (types.size() > 8) {                         // a learner that varies T: keep few
-                for (auto& kv : types) { kv.second.first.free(); kv.second.second.free(); }
+                for (auto& kv : types) kv.second.free();
                 types.clear();
             }
-            it = types.emplace(T, std::make_pair(BatchTypes(T, n), rank == 0 ? BatchTypes(T, N) : BatchTypes()))
-                     .first;
+            it = types.emplace(T, RowTypes(rank, size, T, N, counts, displs)).first;
         }
         char* out;
         int64_t ld;
@@ -395,7 +478,7 @@ int run_job(int rank, int size, const char* sock_path, int64_t N, uint64_t seed,
             study::rollout_range(env.data(), keys.data(), n, T, m, ord.epsilon, Layout(T, ld).view(out, ld));
         }
         const double t1 = MPI_Wtime();
-        gather_batch(rank, out, T, ld, it->second.first, it->second.second, counts, displs, MPI_COMM_WORLD);
+        gather_rows(rank, size, out, it->second, counts, MPI_COMM_WORLD);
         const double t2 = MPI_Wtime();
         // For the record of where the time goes: the slowest rank's rollout (one double each;
         // the gather above already waited for every rank, so this costs a latency, ~1 us).
@@ -404,7 +487,7 @@ int run_job(int rank, int size, const char* sock_path, int64_t N, uint64_t seed,
         if (rank == 0 && !reply(fd, 0, t1 - t0, t2 - t1, MPI_Wtime() - t_start, "", slowest_s))
             die("the Python side is gone");
     }
-    for (auto& kv : types) { kv.second.first.free(); kv.second.second.free(); }
+    for (auto& kv : types) kv.second.free();
     if (shm) ::munmap(shm, shm_size);
     if (fd >= 0) ::close(fd);
     return 0;
@@ -469,16 +552,26 @@ int bench_gather(int rank, int size, bool quick) {
         const int64_t N = n * size;
         std::vector<int> counts(size, static_cast<int>(n)), displs(size);
         for (int r = 0; r < size; ++r) displs[r] = static_cast<int>(n * r);
-        BatchTypes send(T, n), recv = rank == 0 ? BatchTypes(T, N) : BatchTypes();
         std::vector<char> mine(Layout(T, n).total, 1), all(rank == 0 ? Layout(T, N).total : 1, 0);
         char* out = rank == 0 ? all.data() : mine.data();
-        auto op = [&] { gather_batch(rank, out, T, rank == 0 ? N : n, send, recv, counts, displs, MPI_COMM_WORLD); };
-        double s = time_collective(op, target, samples);
-        if (rank == 0)
-            std::printf("{\"what\": \"gather_batch\", \"ranks\": %d, \"T\": %d, \"envs_per_rank\": %lld, "
-                        "\"bytes_per_rank\": %lld, \"median_s\": %.9g, \"host\": \"%s\"}\n",
-                        size, T, static_cast<long long>(n), static_cast<long long>(42 * T * n), s, host);
+        // v6's gather (row blocks, one MPI_Alltoallw) and the rejected alternative (3
+        // MPI_Gatherv with one-environment column datatypes, 16/8/1-byte pieces).
+        RowTypes rows(rank, size, T, N, counts, displs);
+        BatchTypes send(T, n), recv = rank == 0 ? BatchTypes(T, N) : BatchTypes();
+        auto op_rows = [&] { gather_rows(rank, size, out, rows, counts, MPI_COMM_WORLD); };
+        auto op_cols = [&] { gather_batch(rank, out, T, rank == 0 ? N : n, send, recv, counts, displs, MPI_COMM_WORLD); };
+        const double s_rows = time_collective(op_rows, target, samples);
+        const double s_cols = time_collective(op_cols, target, samples);
+        if (rank == 0) {
+            const char* what[2] = {"gather_batch", "gather_batch_columns"};
+            const double sec[2] = {s_rows, s_cols};
+            for (int k = 0; k < 2; ++k)
+                std::printf("{\"what\": \"%s\", \"ranks\": %d, \"T\": %d, \"envs_per_rank\": %lld, "
+                            "\"bytes_per_rank\": %lld, \"median_s\": %.9g, \"host\": \"%s\"}\n",
+                            what[k], size, T, static_cast<long long>(n), static_cast<long long>(42 * T * n), sec[k], host);
+        }
         std::fflush(stdout);
+        rows.free();
         send.free();
         recv.free();
     }
