@@ -187,3 +187,26 @@ def test_division_by_total_mass_is_exact():
     if not hasattr(mod, "div_check"):
         pytest.skip("v5b built without AVX-512: it divides")
     assert mod.div_check(12345, 2_000_000) == 0
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_simd_portable_fallback_verifies(policy):
+    """v5b's scalar fallback (the same source built for baseline x86-64) verifies too."""
+    rung("v5b_simd")
+    from native.loader import load
+    from native.pygen import NativeGenerator
+    mod, why = load("_v5b_simd_portable")
+    if why:
+        pytest.skip(why)
+    assert "scalar" in mod.build_info()["kernel_isa"]
+    n = 37
+
+    def make(cfg):
+        return NativeGenerator(cfg, mod.Rollout(cfg.n_envs, cfg.seed, cfg.policy == "egreedy",
+                                                cfg.epsilon, cfg.workers))
+
+    got = run_generator(make, config(n, policy, workers=2), T, CALLS)
+    assert compare_batches(got, reference(n, policy), config(n, policy)) is None
+    assert check_gymnasium(got, config(n, policy)) is None
+    bad, fallbacks = mod.trig_check(-0.3, 0.3, 48_000)
+    assert bad == 0 and fallbacks == 96_000              # every lane goes to glibc

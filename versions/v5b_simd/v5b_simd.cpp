@@ -569,7 +569,7 @@ struct SimdRollout {
     }
 };
 
-NB_MODULE(_v5b_simd, m) {
+NB_MODULE(STUDY_MODULE_NAME, m) {
     m.doc() = "v5b: OpenMP threads over tiles of environments; SoA float64 dynamics vectorised, "
               "egreedy network as register-blocked AVX-512 matrix products per tile";
     nb::class_<SimdRollout>(m, "Rollout")
