@@ -2,12 +2,13 @@
 
 Two measurements, both rows of results/mpi.jsonl (field `what`):
 
-- `gather_bytes` / `gather_batch`: MPI_Gatherv between 2 ranks of this machine (Open MPI's
-  shared-memory transport), over a range of message sizes: contiguous bytes (latency =
-  the time of the smallest message, bandwidth = bytes / time of the largest), and the
-  batch's own gather (3 Gatherv with the column datatypes of v6, T = 32, n environments
-  a rank), to show what the derived datatypes cost against plain bytes. Run by v6's rank
-  program (`v6_mpi_rank --bench-gather`) under mpirun.
+- `gather_bytes`, `gather_batch`, `gather_batch_columns`: gathers between 2 ranks of this
+  machine (Open MPI's shared-memory transport), over a range of message sizes. Contiguous
+  bytes with MPI_Gatherv give latency (the smallest message) and bandwidth (bytes / time of
+  the large ones). v6's own batch gather (row blocks, one MPI_Alltoallw with per-rank
+  datatypes, T = 32, n environments a rank) and the rejected alternative (3 MPI_Gatherv with
+  one-environment column datatypes) show what landing in the time-major layout costs
+  against plain bytes. Run by v6's rank program (`v6_mpi_rank --bench-gather`) under mpirun.
 - `rollout`: v6's generator in steady state (harness.measure.time_generator) with 1 and 2
   ranks, both policies, plus the split that rank 0 reports for each call: its own rollout,
   the gather (including waiting for slower ranks) and the rest (Python <-> rank 0
@@ -33,7 +34,7 @@ GATHER_TIMEOUT_S = 300
 
 
 def register(sub):
-    p = sub.add_parser("mpi", help="measure MPI_Gatherv cost and v6's per-rank throughput "
+    p = sub.add_parser("mpi", help="measure MPI gather cost and v6's per-rank throughput "
                                    "(rows in results/mpi.jsonl)")
     p.add_argument("--quick", action="store_true", help="fewer sizes, shorter timings")
     p.set_defaults(func=cmd_mpi)

@@ -30,11 +30,6 @@ NETWORKS = {
                          "note": "TCP transport; ~20 µs MPI latency, ~93% of the 3.125 GB/s line rate"},
     "200 Gb/s InfiniBand (HDR)": {"latency_s": 1.5e-6, "bandwidth_Bps": 23e9,
                                   "note": "RDMA transport; ~1.5 µs MPI latency, ~92% of the 25 GB/s line rate"},
-    # What the layout costs at that speed: the same network if the blocks travelled
-    # contiguous (env-major) and the root did not unpack columns (not built).
-    "200 Gb/s InfiniBand, contiguous blocks (not built)": {
-        "latency_s": 1.5e-6, "bandwidth_Bps": 23e9, "contiguous": True,
-        "note": "as above, if rank 0 received env-major contiguous blocks instead of unpacking columns"},
 }
 
 
@@ -87,7 +82,7 @@ def model(inp, policy, net, nodes, rpn, n=ENVS_PER_RANK, steps=T):
     # Gather: every remote byte crosses the root node's link; local blocks cross shared memory.
     t_gather = 0.0
     if rpn > 1:
-        t_gather += a_sm + (rpn - 1) * B / (b_sm if net.get("contiguous") else b_batch)
+        t_gather += a_sm + (rpn - 1) * B / b_batch
     if nodes > 1:
         t_gather += a_net * math.ceil(math.log2(nodes)) + (nodes - 1) * rpn * B / b_net
     # Broadcast of the order (and, egreedy, of new weights every call): binomial trees.
@@ -106,8 +101,6 @@ def model(inp, policy, net, nodes, rpn, n=ENVS_PER_RANK, steps=T):
 def effective_bandwidth(inp, net):
     """The rate at which rank 0 takes in remote blocks: the wire's (assumed), unless
     unpacking the column datatypes (measured here, over shared memory) is slower."""
-    if net.get("contiguous"):
-        return min(net["bandwidth_Bps"], inp["sm_bandwidth_Bps"])
     return min(net["bandwidth_Bps"], inp["batch_bandwidth_Bps"])
 
 
@@ -135,7 +128,7 @@ def figure(ctx, inp):
         for name, net in NETWORKS.items():
             R = crossover_ranks(inp, pol, net)
             nd = 1 + R / 32
-            if nd <= NODES[-1] and not net.get("contiguous"):
+            if nd <= NODES[-1]:
                 ax.axvline(nd, color="gray", ls=styles[name], lw=0.8,
                            label=f"gather = compute, {name.split(' (')[0]}, 32 ranks/node")
         ax.set_xscale("log", base=2)
@@ -189,7 +182,7 @@ def render(ctx) -> str:
                                 "run `python -m harness mpi` (or `make bench`).*\n"])
     out.append(
         "v6 runs the shared C++ rollout on MPI ranks, each owning a contiguous slice of the "
-        "environments, and gathers each batch to rank 0 (the learner's side) with MPI_Gatherv; "
+        "environments, and gathers each batch to rank 0 (the learner's side) in one collective: "
         "derived datatypes land each rank's block straight in the time-major `[T, N, ...]` "
         "arrays, which rank 0 shares with the Python learner. On one machine MPI buys nothing "
         "over threads; its point is that the same program runs across nodes. "
@@ -198,30 +191,37 @@ def render(ctx) -> str:
     # 1. measured: the gather on this machine
     gb = sorted((r for r in rows if r.get("what") == "gather_bytes"), key=lambda r: r["bytes_per_rank"])
     bt = sorted((r for r in rows if r.get("what") == "gather_batch"), key=lambda r: r["bytes_per_rank"])
-    out.append("**Measured on this machine** — MPI_Gatherv between 2 ranks over shared memory "
-               "(median per collective): contiguous bytes, and v6's batch gather (3 Gatherv with the "
-               "column datatypes, T = 32) of about the same size.\n")
-    trows = []
-    for r in gb:
-        near = min(bt, key=lambda b: abs(math.log(b["bytes_per_rank"] / r["bytes_per_rank"]))) if bt else None
-        close = near is not None and 0.5 <= near["bytes_per_rank"] / r["bytes_per_rank"] <= 2
-        trows.append((fmt_si(r["bytes_per_rank"], "B"), fmt_time(r["median_s"]),
-                      fmt_si(r["bytes_per_rank"] / r["median_s"], "B/s"),
-                      f"{fmt_si(near['bytes_per_rank'], 'B')} ({near['envs_per_rank']} envs): "
-                      f"{fmt_time(near['median_s'])}" if close else "-"))
-    out.append(md_table(["bytes per rank", "contiguous gather", "effective bandwidth",
-                         "batch gather (datatypes)"], trows))
-    out.append(f"\nUsed by the model: latency {fmt_time(inp['sm_latency_s'])} (the smallest message; "
-               "timed on rank 0 after a barrier, so an eager message that already arrived hides "
-               "part of the true latency), bandwidth "
-               f"{fmt_si(inp['sm_bandwidth_Bps'], 'B/s')} (the best of the large messages, "
-               f"{fmt_si(inp['sm_big_bytes'], 'B')} a rank). The batch gather moves the same bytes "
-               "in 16-, 8- and 1-byte pieces; where it is slower than contiguous bytes, that is the "
-               "price of landing in the time-major layout without a transpose pass. Rank 0 takes in "
-               f"the batch's blocks at {fmt_si(inp['batch_bandwidth_Bps'], 'B/s')} (batch gather at "
-               f"{fmt_si(inp['batch_bytes'] or 0, 'B')} a rank), and the model uses that rate for local blocks "
-               "and as a cap on the network's (conservative: over shared memory that rate includes the "
-               "sender's packing too).\n")
+    bc = {r["envs_per_rank"]: r for r in rows if r.get("what") == "gather_batch_columns"}
+    out.append("**Measured on this machine**: gathers between 2 ranks over shared memory, the median "
+               "per collective. First, MPI_Gatherv of contiguous bytes:\n")
+    out.append(md_table(["bytes per rank", "time", "effective bandwidth"],
+                        [(fmt_si(r["bytes_per_rank"], "B"), fmt_time(r["median_s"]),
+                         fmt_si(r["bytes_per_rank"] / r["median_s"], "B/s")) for r in gb]))
+    if bt:
+        out.append("\nThen a whole batch (T = 32, 42 B a transition) into the time-major layout. v6 gathers "
+                   "*row blocks*: each rank's part of a time row is contiguous, so one derived datatype "
+                   "per rank (an hvector of T runs for each array) lands its block in one MPI_Alltoallw "
+                   "used as a gather. MPI_Gatherv allows only one receive datatype for all ranks, so the "
+                   "alternative gathers *columns*: a datatype \"one environment over T rows\" (resized "
+                   "to one environment), in 3 MPI_Gatherv calls for the 16-, 8- and 1-byte arrays.\n")
+        brows = []
+        for r in bt:
+            c = bc.get(r["envs_per_rank"])
+            brows.append((r["envs_per_rank"], fmt_si(r["bytes_per_rank"], "B"), fmt_time(r["median_s"]),
+                          fmt_si(r["bytes_per_rank"] / r["median_s"], "B/s"),
+                          fmt_time(c["median_s"]) if c else "-",
+                          f"{c['median_s'] / r['median_s']:.1f}x" if c else "-"))
+        out.append(md_table(["envs per rank", "bytes per rank", "row blocks (v6)", "rate",
+                             "columns (Gatherv)", "columns / rows"], brows))
+    out.append(f"\nUsed by the model: latency {fmt_time(inp['sm_latency_s'])}. This is the smallest message, "
+               "timed on rank 0 after a barrier, so an eager message that had already arrived hides "
+               "part of the true latency. Bandwidth for contiguous bytes: "
+               f"{fmt_si(inp['sm_bandwidth_Bps'], 'B/s')}, the best of the large messages "
+               f"({fmt_si(inp['sm_big_bytes'], 'B')} a rank). Rank 0 takes in v6's batch blocks at "
+               f"{fmt_si(inp['batch_bandwidth_Bps'], 'B/s')} (at "
+               f"{fmt_si(inp['batch_bytes'] or 0, 'B')} a rank). The model uses that rate for local "
+               "blocks and as a cap on the network's. That is conservative, because over shared "
+               "memory the rate also includes the sender's packing.\n")
 
     ro = sorted((r for r in rows if r.get("what") == "rollout"),
                 key=lambda r: (r["policy"], r["n_envs"], r["ranks"]))
@@ -276,17 +276,18 @@ def render(ctx) -> str:
     out.append(md_table(["policy", "per-rank rate (measured)", "network (assumed)",
                          "root's receive rate (est.)", "gather = compute at (est.)", "64 nodes x 32 ranks (est.)", "of ideal (est.)",
                          "gather share of a call (est.)"], mrows))
+    ratio = ""
+    if "random" in inp["rate"] and "egreedy" in inp["rate"]:
+        ratio = f", {inp['rate']['random'] / inp['rate']['egreedy']:.0f}x more compute a transition here,"
     out.append(
         "\nThe crossover is the number of remote ranks R at which the root's link needs as long to "
         "receive a batch as a rank needs to compute its part: R = bandwidth / (42 B × per-rank rate), "
         "independent of the batch size. Past it, adding nodes adds almost nothing: the learner's "
         "link is the bottleneck. The environment-only (random) rollout is so cheap per transition "
-        "that a handful of remote ranks saturate even InfiniBand; the DQN actor (egreedy), ~50x "
-        "more compute a transition, scales to hundreds of ranks. Where the root's receive rate is "
-        "capped by unpacking the column datatypes rather than by the wire, a faster network buys "
-        "nothing until the blocks travel contiguous (env-major, transposed by the learner or kept "
-        "env-major in its replay buffer). Other ways past the root link (estimated, not built): "
-        "send fewer bytes (next_obs is the next obs except at episode ends; float16 observations), "
+        "that a handful of remote ranks saturate even InfiniBand; the DQN actor (egreedy)"
+        f"{ratio} scales to tens or hundreds of ranks before the gather dominates. Ways past the root link "
+        "(estimated, not built): send fewer bytes (next_obs equals the next obs except at episode "
+        "ends; float16 observations), overlap the gather of batch k with the rollout of batch k+1, "
         "or spread the learner (a replay shard per node).\n")
     out.append(f"![v6 over nodes (ESTIMATED)]({figure(ctx, inp)})\n")
     return "\n".join(out)

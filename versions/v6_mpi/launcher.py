@@ -6,7 +6,8 @@ one small command over that socket and one small reply:
 
     Python --GENERATE(T, epsilon[, weights])--> rank 0 --MPI_Bcast--> ranks 1..P-1
     every rank: the shared C++ rollout on its own slice [lo, hi) of the environments
-    ranks 1..P-1 --MPI_Gatherv (derived datatypes)--> rank 0, straight into shared memory
+    ranks 1..P-1 --one MPI_Alltoallw (a gather, derived datatypes)--> rank 0, straight into
+        the time-major arrays in shared memory
     rank 0 --DONE(timings)--> Python, which returns NumPy views of that shared memory
 
 The batch arrays live in a file in /dev/shm that this process creates and rank 0 maps,

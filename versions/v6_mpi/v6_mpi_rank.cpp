@@ -4,22 +4,26 @@
 // the shared rollout of native/include/rollout.hpp (the same function v4 and v5 call).
 // Rank 0 is the learner's side: it reads commands from the Python process over a Unix
 // socket, broadcasts them (and new weights and epsilon) to the other ranks, and receives
-// their blocks with MPI_Gatherv straight into the time-major [T, N, ...] arrays, which
-// live in shared memory that the Python process reads as NumPy arrays.
+// their blocks straight into the time-major [T, N, ...] arrays, which live in shared
+// memory that the Python process reads as NumPy arrays.
 //
-// The gather: in a time-major array one rank's environments are not contiguous (its
-// columns lo..hi of every time row). The datatype "one environment's column over all T
-// rows" -- a vector of T blocks with the row stride, resized to the extent of one
-// environment -- makes them so: MPI_Gatherv then counts environments, displs[r] = lo_r,
-// and the same construction with the sender's own row stride describes its local block.
-// Arrays with the same bytes per environment share one collective (obs + next_obs:
-// 16 B; action: 8 B; terminated + truncated: 1 B), so a batch is 3 MPI_Gatherv calls,
-// each moving every rank's block once, unpacked by MPI into place (no transpose pass).
-// Rank 0's own block is written in place (MPI_IN_PLACE). reward is 1.0 everywhere and
-// is filled on rank 0, not sent.
+// The gather: in a time-major array one rank's environments are not contiguous, but its
+// part of each time row is (n_r environments side by side). So rank r's block is
+// described, on rank 0, by one derived datatype: for each array an hvector of T runs of
+// n_r elements with the batch's row stride, at that array's offset + lo_r, the five bound
+// into a struct. Each sender's datatype is its five local [T, n_r] arrays. The whole batch
+// is one collective, which MPI unpacks into place (no transpose pass, no per-transition
+// messages). Since every rank needs its own receive datatype (n_r, lo_r differ) and
+// MPI_Gatherv takes only one, the collective is MPI_Alltoallw used as a gather (only the
+// counts towards rank 0 are non-zero). The Gatherv alternative -- one datatype "one
+// environment's column over T rows" (MPI_Type_vector resized to one environment) with
+// displs = lo_r, 3 calls for the 16-, 8- and 1-byte element widths -- is kept for the
+// benchmark: it moves the same bytes in 16/8/1-byte pieces and measured 3-16x slower.
+// Rank 0's own block is written in place. reward is 1.0 everywhere and is filled on
+// rank 0, not sent.
 //
-// With --bench-gather the program instead measures MPI_Gatherv (contiguous bytes, and the
-// batch's datatypes) and prints JSON lines on rank 0's stdout (harness/cmd_mpi.py).
+// With --bench-gather the program instead measures MPI_Gatherv of contiguous bytes and
+// both batch gathers and prints JSON lines on rank 0's stdout (harness/cmd_mpi.py).
 #include <mpi.h>
 #include <poll.h>
 #include <sys/mman.h>
@@ -145,8 +149,8 @@ struct BatchTypes {
     }
 };
 
-// The 3 collectives of one batch. Rank 0: `out` is the [T, N] buffer (its block already in
-// place). Others: `out` is their own [T, n_local] buffer.
+// The column variant (bench only): 3 MPI_Gatherv of one batch. Rank 0: `out` is the
+// [T, N] buffer (its block already in place). Others: their own [T, n_local] buffer.
 void gather_batch(int rank, char* out, int T, int64_t ld, const BatchTypes& send, const BatchTypes& recv,
                   const std::vector<int>& counts, const std::vector<int>& displs, MPI_Comm comm) {
     Layout L(T, std::max<int64_t>(ld, 1));

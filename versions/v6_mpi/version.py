@@ -2,8 +2,8 @@
 NUMBER = "6"
 TITLE = "C++ / MPI"
 SUMMARY = ("MPI ranks each run the shared C++ rollout on a contiguous slice of the "
-           "environments; MPI_Gatherv with derived datatypes lands the blocks in the "
-           "time-major batch in shared memory with Python")
+           "environments; one gather collective with derived datatypes lands every block in the "
+           "time-major batch, in memory shared with Python")
 PARALLEL = "ranks"
 VERIFY_WORKERS = (1, 2, 3)
 
