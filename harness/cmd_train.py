@@ -63,6 +63,9 @@ def register(sub):
     p.add_argument("--updates-per-round", type=positive_int("--updates-per-round"),
                    default=d.updates_per_round, help="U gradient updates per round")
     p.add_argument("--lr", type=_positive_float("--lr"), default=d.lr, help="AdamW learning rate")
+    p.add_argument("--lr-end", type=float, default=d.lr_end,
+                   help="if > 0, the learning rate decays linearly to this over --lr-decay-rounds")
+    p.add_argument("--lr-decay-rounds", type=positive_int("--lr-decay-rounds"), default=d.lr_decay_rounds)
     p.add_argument("--batch-size", type=positive_int("--batch-size"), default=d.batch_size)
     p.add_argument("--buffer-size", type=positive_int("--buffer-size"), default=d.buffer_size)
     p.add_argument("--target", choices=("hard", "soft"), default=d.target,
@@ -104,7 +107,8 @@ def config_from_args(args):
     from .dqn import TrainConfig
     return TrainConfig(
         version=args.version, envs=args.envs, steps=args.steps,
-        updates_per_round=args.updates_per_round, lr=args.lr, batch_size=args.batch_size,
+        updates_per_round=args.updates_per_round, lr=args.lr,
+        lr_end=args.lr_end, lr_decay_rounds=args.lr_decay_rounds, batch_size=args.batch_size,
         buffer_size=args.buffer_size, target=args.target, target_period=args.target_period,
         tau=args.tau, eps_start=args.eps_start, eps_end=args.eps_end,
         eps_decay_rounds=args.eps_decay_rounds, grad_clip=args.grad_clip,
@@ -168,13 +172,16 @@ def cmd_train(args):
 # --------------------------------------------------------------------------- bench stage
 
 # The sweep grid is relative to the defaults: U x {1/2, 1, 2}, lr x {1/2, 1, 2} (full mode)
-SWEEP_U_FACTORS = (0.5, 1.0, 2.0)
-SWEEP_LR_FACTORS = (0.5, 1.0, 2.0)
-QUICK_SWEEP = ((1.0, 1.0), (2.0, 1.0))
+# (U factor, lr factor) relative to the defaults
+FULL_SWEEP = ((0.5, 1.0), (1.0, 0.5), (1.0, 1.0), (1.0, 2.0), (2.0, 1.0))
+QUICK_SWEEP = ((0.5, 1.0), (1.0, 1.0))
 FULL_SEEDS, QUICK_SEEDS = 5, 2
-SWEEP_SEEDS, QUICK_SWEEP_SEEDS = 2, 1
-QUICK_MAX_ROUNDS = 250
-CHECK_BUDGET_S, QUICK_CHECK_BUDGET_S = 120.0, 12.0     # per slow-rung checking run
+SWEEP_SEEDS, QUICK_SWEEP_SEEDS = 1, 1
+SWEEP_MAX_ROUNDS = 300              # a run that has not solved by then counts as not solved
+CHECK_MAX_ROUNDS = 400
+QUICK_THRESHOLD = 195.0             # CartPole-v0's old bar: quick mode checks the machinery
+QUICK_MAX_ROUNDS = 120
+CHECK_BUDGET_S, QUICK_CHECK_BUDGET_S = 120.0, 10.0     # per slow-rung checking run
 
 
 def latest_throughput(rows: List[dict]) -> List[dict]:
@@ -278,23 +285,25 @@ def bench_stage(quick: bool, progress) -> None:
     available = [v.name for v in discover() if v.unavailable_reason() is None]
     if BASELINE not in available:
         raise VersionError(f"{BASELINE} is not available: nothing to compare against")
-    base = TrainConfig()
+    base = TrainConfig(max_rounds=SWEEP_MAX_ROUNDS)
+    if quick:
+        base = replace(base, threshold=QUICK_THRESHOLD, max_rounds=QUICK_MAX_ROUNDS)
+        reduced.append(f"quick mode: threshold {QUICK_THRESHOLD:g} instead of 475 (training and "
+                       f"greedy evaluation), at most {QUICK_MAX_ROUNDS} rounds per run")
 
-    # 1. learner cost on the device present
-    note("learner cost per update")
-    lc = measure_learner(base, n_updates=100 if quick else 300, reps=3 if quick else 5,
-                         versions=available)
-    results.append("learner", {"quick": quick, **lc})
-    note(f"learner: {lc['update_s'] * 1e3:.3f} ms per update on {lc['device_name']}")
-
-    # 2. generation times, and the fastest rung (verified against v1 here)
+    # 1. generation times, and the fastest rung (verified against v1 here)
     gens = _generation_inputs(available, quick, note)
     fast = pick_fastest(gens, available, note)
     fast_workers = gens.get(fast, {}).get("workers", 1)
     note(f"fastest rung: {fast} (workers={fast_workers})")
-    max_rounds = QUICK_MAX_ROUNDS if quick else base.max_rounds
-    if quick:
-        reduced.append(f"quick mode: max {max_rounds} rounds per run")
+
+    # 2. learner cost on the device present (weight push timed for every rung; quick: v1 and fast)
+    note("learner cost per update")
+    push_for = sorted({BASELINE, fast}) if quick else available
+    lc = measure_learner(base, n_updates=100 if quick else 300, reps=3 if quick else 5,
+                         versions=push_for)
+    results.append("learner", {"quick": quick, **lc})
+    note(f"learner: {lc['update_s'] * 1e3:.3f} ms per update on {lc['device_name']}")
 
     # 3. the sweep: U x lr, independent experiments in a pool of 2 processes
     if quick:
@@ -303,17 +312,17 @@ def bench_stage(quick: bool, progress) -> None:
         reduced.append(f"sweep capped to {len(grid)} configurations x {n_seeds} seed")
     else:
         grid = [(max(1, int(base.updates_per_round * fu)), base.lr * fl)
-                for fu in SWEEP_U_FACTORS for fl in SWEEP_LR_FACTORS]
+                for fu, fl in FULL_SWEEP]
         n_seeds = SWEEP_SEEDS
     cfgs = [asdict(replace(base, version=fast, workers=fast_workers, updates_per_round=u, lr=lr,
-                           seed=s, max_rounds=max_rounds))
-            for u, lr in grid for s in range(n_seeds)]
+                           seed=s)) for u, lr in grid for s in range(n_seeds)]
     note(f"sweep: {len(grid)} configurations x {n_seeds} seed(s) on {fast}")
     sweep_rows = run_parallel(cfgs, processes=2, progress=note)
     for r in sweep_rows:
         if "error" in r:
             raise VersionError(r["error"])
-        results.append("train", {"role": "sweep", "version": fast, "quick": quick, **r})
+        results.append("train", {"role": "sweep", "version": fast, "quick": quick,
+                                 "reduced": "; ".join(reduced) or None, **r})
     best, best_wall = _select(sweep_rows)
     if best is None:
         best = (base.updates_per_round, base.lr)
@@ -325,8 +334,7 @@ def bench_stage(quick: bool, progress) -> None:
                              "grid": grid, "seeds_per_config": n_seeds,
                              "reduced": "; ".join(reduced) or None})
     note(f"selected U={best[0]} lr={best[1]:g}: {why}")
-    chosen = replace(base, version=fast, workers=fast_workers, updates_per_round=best[0],
-                     lr=best[1], max_rounds=max_rounds)
+    chosen = replace(base, version=fast, workers=fast_workers, updates_per_round=best[0], lr=best[1])
 
     # 4. sample complexity at the chosen configuration: seeds 0..K-1 (the sweep's runs of
     #    the same configuration are reused: same rung, same seed, deterministic)
@@ -336,7 +344,7 @@ def bench_stage(quick: bool, progress) -> None:
     todo = [asdict(replace(chosen, seed=s)) for s in range(k) if s not in have]
     note(f"sample complexity: {k} seeds ({len(todo)} to run)")
     new = {r["config"]["seed"]: r for r in run_parallel(todo, processes=2, progress=note)} if todo else {}
-    sc_reduced = "; ".join(reduced + ([f"{k} seeds (quick mode)"] if quick else [])) or None
+    sc_reduced = "; ".join(reduced + ([f"{k} seeds"] if quick else [])) or None
     for s in range(k):
         r = have.get(s) or new.get(s)
         if r is None or "error" in r:
@@ -358,23 +366,23 @@ def bench_stage(quick: bool, progress) -> None:
         t_gen_side = (g["t_gen"] if g else 0.0) + lcost["push"].get(name, 0.0)
         per_round = estimate.round_time(t_gen_side, t_learn, pipelined)
         budget = QUICK_CHECK_BUDGET_S if quick else CHECK_BUDGET_S
-        cap = max_rounds
-        why = None
-        if name != fast and per_round * max_rounds > budget:
+        cap = CHECK_MAX_ROUNDS if not quick else QUICK_MAX_ROUNDS
+        why = "; ".join(reduced) or None
+        if name != fast and per_round * cap > budget:
             cap = max(10, int(budget / per_round))
-            why = (f"capped at {cap} rounds (~{budget:.0f} s of a {per_round * 1e3:.0f} ms round): "
-                   "checks the per-round cost, not the rounds to solve")
+            why = "; ".join(reduced + [
+                f"capped at {cap} rounds (~{budget:.0f} s at {per_round * 1e3:.0f} ms a round): "
+                "checks the per-round cost model, not the rounds to solve"])
         cfg = replace(chosen, version=name, workers=workers, pipelined=pipelined, seed=0,
                       max_rounds=cap)
-        note(f"check: {name} {'overlapped' if pipelined else 'alternating'}"
-             + (f" ({why})" if why else ""))
-        res = train(cfg, progress=lambda s: note(f"check {name}: {s}"), every=25)
+        mode = "overlapped" if pipelined else "alternating"
+        note(f"check: {name} {mode}")
+        res = train(cfg, progress=lambda s: note(f"check {name} {mode}: {s}"), every=25)
         pred_own = estimate.predict_run(res.rounds, t_gen_side, cfg.updates_per_round,
                                         lcost["t_update"], lcost["t_learn_fixed"], pipelined)
         results.append("train", {"role": "check", "version": name, "quick": quick,
                                  "reduced": why, "predicted_own_rounds_s": pred_own,
                                  "t_gen_side_s": t_gen_side, "t_learn_s": t_learn, **res.row()})
-        note(f"check {name} {'overlapped' if pipelined else 'alternating'}: "
-             f"{res.rounds} rounds in {res.wall_s:.1f} s, estimate {pred_own:.1f} s "
-             f"({100 * (res.wall_s - pred_own) / pred_own:+.0f}%)")
+        note(f"check {name} {mode}: {res.rounds} rounds in {res.wall_s:.1f} s, "
+             f"estimate {pred_own:.1f} s ({100 * (res.wall_s - pred_own) / pred_own:+.0f}%)")
     note(f"stage done in {time.perf_counter() - t_stage:.0f} s")

@@ -41,23 +41,25 @@ class TrainConfig:
     version: str = "v1_python"      # which rung generates the transitions
     envs: int = 20                  # N environments per round (the study's batch)
     steps: int = 32                 # T steps per round
-    updates_per_round: int = 16     # U gradient steps after each round
-    lr: float = 1e-3                # AdamW learning rate
-    batch_size: int = 128           # minibatch sampled from the buffer per update
-    buffer_size: int = 50_000       # ring-buffer capacity in transitions
+    updates_per_round: int = 128    # U gradient steps after each round
+    lr: float = 5e-4                # AdamW learning rate (of round 0)
+    lr_end: float = 0.0             # if > 0: the rate decays linearly to this ...
+    lr_decay_rounds: int = 200      # ... over this many rounds
+    batch_size: int = 256           # minibatch sampled from the buffer per update
+    buffer_size: int = 100_000      # ring-buffer capacity in transitions
     gamma: float = 0.99             # discount
     target: str = "hard"            # "hard": copy every target_period updates; "soft": tau
-    target_period: int = 100        # updates between hard copies
+    target_period: int = 50         # updates between hard copies
     tau: float = 0.005              # soft-update rate
     eps_start: float = 1.0          # epsilon of round 0
     eps_end: float = 0.01           # final epsilon
-    eps_decay_rounds: int = 40      # linear decay over this many rounds
+    eps_decay_rounds: int = 20      # linear decay over this many rounds
     weight_decay: float = 0.0       # AdamW's decoupled weight decay
     double: bool = False            # Double DQN targets (action chosen by the policy network)
     grad_clip: float = 0.0          # gradient-norm clip (0: none; Huber already bounds the gradient)
     hidden: int = 128
     seed: int = 0
-    max_rounds: int = 600
+    max_rounds: int = 400
     threshold: float = 475.0        # mean return of the last `window` episodes, and of the eval
     window: int = 100
     eval_episodes: int = 20         # greedy (epsilon 0) evaluation in Gymnasium to confirm
@@ -96,6 +98,12 @@ class TrainConfig:
             raise VersionError(f"actor must be process, thread or auto, got {self.actor!r}")
         resolve_device(self.learner_device)
         return self
+
+    def learning_rate(self, round_index: int) -> float:
+        if self.lr_end <= 0:
+            return self.lr
+        frac = min(1.0, round_index / max(1, self.lr_decay_rounds))
+        return self.lr + (self.lr_end - self.lr) * frac
 
     def epsilon(self, round_index: int) -> float:
         frac = min(1.0, round_index / max(1, self.eps_decay_rounds))
@@ -247,6 +255,10 @@ class Learner:
         self.optimise()
         self.update_target()
         return loss
+
+    def set_lr(self, lr: float):
+        for g in self.opt.param_groups:
+            g["lr"] = lr
 
     def learn(self, n: int):
         loss = None
@@ -528,6 +540,8 @@ def train(cfg: TrainConfig, progress: Optional[Callable[[str], None]] = None,
             if cfg.pipelined and k + 1 < cfg.max_rounds:
                 actor.request(cfg.steps, pending, cfg.epsilon(k + 1))     # one round stale
             t3 = time.perf_counter()
+            if cfg.lr_end > 0:
+                learner.set_lr(cfg.learning_rate(k))
             learner.learn(cfg.updates_per_round)
             learner.sync()
             t4 = time.perf_counter()

@@ -101,7 +101,9 @@ def sample_complexity(train_rows: List[dict]) -> Optional[dict]:
     if not rows:
         return None
     solved = [r for r in rows if r.get("solved")]
-    use = solved or rows
+    # an unsolved seed counts with the rounds it ran (its cap): censored, so the median is
+    # then a lower bound, and the row says how many seeds solved
+    use = rows
     rounds = sorted(r["rounds"] for r in use)
     cfg = rows[0]["config"]
     return {

@@ -20,22 +20,22 @@ def _results_tmp(tmp_path, monkeypatch):
 def test_short_training_run_makes_progress():
     """A fixed small budget from a fixed seed: the episodes get measurably longer.
 
-    Random play on CartPole lasts about 22 steps; after 40 rounds of 8 x 32 transitions the
-    episodes finished in the last 10 rounds must average at least twice that of the first
-    rounds (the measured value is far above: see the assertion message when it fails).
+    Random play on CartPole lasts about 20 steps; after 25 rounds of 8 x 32 transitions and
+    32 updates a round, the episodes that ended in rounds 15-24 must average at least three
+    times as long as those of rounds 0-4 (measured when written: 18.7 -> about 210).
     """
-    cfg = TrainConfig(version="v1_python", envs=8, steps=32, updates_per_round=16,
-                      batch_size=64, lr=1e-3, eps_decay_rounds=10, max_rounds=40,
-                      threshold=1e9, seed=1, learner_device="cpu")
+    cfg = TrainConfig(version="v1_python", envs=8, steps=32, updates_per_round=32,
+                      batch_size=64, lr=2e-3, target_period=64, eps_decay_rounds=8,
+                      eps_end=0.04, max_rounds=25, threshold=1e9, seed=1, learner_device="cpu")
     res = train(cfg)
-    assert res.rounds == 40 and not res.solved
-    assert res.updates == 40 * 16 and res.transitions == 40 * 8 * 32
+    assert res.rounds == 25 and not res.solved
+    assert res.updates == 25 * 32 and res.transitions == 25 * 8 * 32
     ends = np.array(res.end_round)
     rets = np.array(res.returns)
     early = rets[ends < 5].mean()
-    late = rets[ends >= 30].mean()
+    late = rets[ends >= 15].mean()
     assert early < 40, f"random-ish play should be short, got {early:.1f}"
-    assert late >= 2 * early, f"no progress: early {early:.1f}, late {late:.1f}"
+    assert late >= 3 * early, f"no progress: early {early:.1f}, late {late:.1f}"
     # the weights that went back to the actor are the contract's six float32 arrays
     assert sorted(res.weights) == sorted(["w1", "b1", "w2", "b2", "w3", "b3"])
     assert res.weights["w1"].shape == (128, 4) and res.weights["w1"].dtype == np.float32
