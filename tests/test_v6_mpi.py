@@ -56,6 +56,14 @@ def test_verifies_and_equals_v1(policy, ranks):
     assert compare_batches(got, reference(policy), cfg) is None
 
 
+@pytest.mark.parametrize("n_envs,ranks", [(2, 3), (10, 4)])
+def test_uneven_and_empty_slices(n_envs, ranks):
+    """Slices of different sizes, and ranks that own no environment at all."""
+    cfg = GenConfig(n_envs=n_envs, seed=5, policy="random", workers=ranks)
+    got = run_generator(MPIGenerator, cfg, 16, 2)
+    assert compare_batches(got, run_generator(PythonGenerator, cfg, 16, 2), cfg) is None
+
+
 def test_truncation_and_ranks_agree():
     """The balancing network reaches the 500-step limit; 1 and 3 ranks give the same batch."""
     cfg = GenConfig(n_envs=4, seed=7, policy="egreedy", epsilon=0.02, weights=balancing_weights())
