@@ -227,13 +227,14 @@ def render(ctx) -> str:
                 key=lambda r: (r["policy"], r["n_envs"], r["ranks"]))
     if ro:
         out.append("v6 in steady state (T = 32): throughput seen by Python, and rank 0's split of a "
-                   "call — its own rollout, the gather (including waiting for the other rank) and "
-                   "the rest (socket round trip to Python).\n")
+                   "call: its own rollout, the slowest rank's rollout, the gather (which includes "
+                   "waiting for the slowest rank) and the rest (socket round trip to Python).\n")
         out.append(md_table(
-            ["policy", "N", "ranks", "transitions/s", "per-rank rate", "rank-0 rollout", "gather",
-             "call overhead", "start-up"],
+            ["policy", "N", "ranks", "transitions/s", "per-rank rate", "rank-0 rollout",
+             "slowest rollout", "gather", "call overhead", "start-up"],
             [(r["policy"], r["n_envs"], r["ranks"], fmt_si(r["transitions_per_s"]),
               fmt_si(r["per_rank_transitions_per_s"]), fmt_time(r["rank0_rollout_s"]),
+              fmt_time(r.get("slowest_rollout_s")),
               fmt_time(r["gather_s"]), fmt_time(r["overhead_s"]), fmt_time(r["startup_s"]))
              for r in ro]))
         out.append("")
