@@ -12,6 +12,26 @@ import numpy as np
 from harness.api import Generator, GenConfig, VersionError, check_weights, empty_batch
 
 ORDER = ("obs", "action", "reward", "next_obs", "terminated", "truncated")
+ALIGN = 64          # cache line: threads' blocks of a time row then start on line boundaries
+
+
+def aligned_empty(shape, dtype, align=ALIGN):
+    """np.empty, but the data starts on an `align`-byte boundary (NumPy gives 16)."""
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape)) * dtype.itemsize
+    raw = np.empty(nbytes + align, np.uint8)
+    off = (-raw.ctypes.data) % align
+    return raw[off:off + nbytes].view(dtype).reshape(shape)
+
+
+def aligned_batch(T: int, N: int) -> Dict[str, np.ndarray]:
+    """empty_batch(T, N) with every array cache-line aligned."""
+    ref = empty_batch(T, N)
+    out = {}
+    for k, a in ref.items():
+        out[k] = aligned_empty(a.shape, a.dtype)
+        out[k][...] = a if k == "reward" else 0
+    return out
 
 
 class NativeGenerator(Generator):
@@ -34,7 +54,7 @@ class NativeGenerator(Generator):
 
     def buffers(self, T: int) -> Dict[str, np.ndarray]:
         if T != self._T:
-            self._batch = empty_batch(T, self.cfg.n_envs)
+            self._batch = aligned_batch(T, self.cfg.n_envs)
             self._T = T
         return self._batch
 
