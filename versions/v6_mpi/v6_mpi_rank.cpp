@@ -199,17 +199,7 @@ MPI_Datatype rows_type(int T, int64_t N, int64_t lo, int64_t n) {     // root: r
 }
 
 MPI_Datatype local_type(int T, int64_t n) {                           // sender: its [T, n] arrays
-    Layout L(T, n);
-    int lens[5];
-    MPI_Aint disp[5];
-    for (int k = 0; k < 5; ++k) {
-        lens[k] = static_cast<int>(T * n * PARTS[k].width);
-        disp[k] = static_cast<MPI_Aint>(L.*PARTS[k].off);
-    }
-    MPI_Datatype out;
-    MPI_Type_create_hindexed(5, lens, disp, MPI_BYTE, &out);
-    MPI_Type_commit(&out);
-    return out;
+    return rows_type(T, n, 0, n);       // the same construction with row stride n (int-safe sizes)
 }
 
 struct RowTypes {               // for one T: the root's P receive types, or a sender's one
