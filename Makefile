@@ -46,5 +46,5 @@ test: build
 	$(VPY) -m pytest -q tests
 
 clean:
-	rm -rf $(VENV) build _skbuild .pytest_cache
+	rm -rf $(VENV) build _skbuild .pytest_cache versions/v6_mpi/build
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +
