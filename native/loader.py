@@ -60,7 +60,12 @@ def available(name: str) -> Optional[str]:
 
 
 def build_info(name: str) -> dict:
+    """The module's compile-time record plus the OpenMP settings in force."""
     mod, err = load(name)
     if err:
         return {"module": name, "error": err}
-    return dict(mod.build_info())
+    info = dict(mod.build_info())
+    if info.get("openmp"):
+        info["omp_wait_policy"] = os.environ.get("OMP_WAIT_POLICY", "")
+        info["gomp_spincount"] = os.environ.get("GOMP_SPINCOUNT", "")
+    return info
