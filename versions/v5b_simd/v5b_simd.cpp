@@ -441,6 +441,7 @@ struct SimdRollout {
     AlignedArray<uint64_t> kr, ka, ke;
     std::unique_ptr<MLP> mlp;
     std::unique_ptr<PackedMLP> packed;
+    std::vector<std::unique_ptr<Scratch>> scratch;
 
     SimdRollout(int64_t n_envs, uint64_t seed_, bool egreedy_, double eps, int n_threads)
         : n(n_envs), n_pad((n_envs + TB - 1) / TB * TB),
@@ -463,6 +464,8 @@ struct SimdRollout {
 
     void set_mlp(std::unique_ptr<MLP> m) {
         packed = std::make_unique<PackedMLP>(*m);
+        scratch.clear();                      // one per thread, kept across calls
+        for (int k = 0; k < threads; ++k) scratch.push_back(std::make_unique<Scratch>(packed->H));
         mlp = std::move(m);
     }
 
@@ -537,33 +540,34 @@ struct SimdRollout {
         const int nt = n * T < min_par ? 1 : static_cast<int>(std::min<int64_t>(threads, n_tiles));
         #pragma omp parallel num_threads(nt)
         {
-            std::unique_ptr<Scratch> scr;
-            if (egreedy) scr = std::make_unique<Scratch>(packed->H);
+            Scratch* scr = egreedy ? scratch[omp_get_thread_num()].get() : nullptr;
             #pragma omp for schedule(static)
-            for (int64_t tile = 0; tile < n_tiles; ++tile) run_tile(tile * tb, T, out, scr.get());
+            for (int64_t tile = 0; tile < n_tiles; ++tile) run_tile(tile * tb, T, out, scr);
         }
     }
 
     // Micro-benchmark: greedy actions of the tile kernel for observations [n_obs, 4].
-    void greedy_batch(F32_2c obs, I64_1 actions) const {
+    void greedy_batch(F32_2c obs, I64_1 actions) {
         if (!packed) throw std::runtime_error("no weights");
         const int64_t n_obs = static_cast<int64_t>(obs.shape(0));
         const float* src = obs.data();
         int64_t* dst = actions.data();
         const PackedMLP& m = *packed;
         nb::gil_scoped_release nogil;
-        #pragma omp parallel num_threads(threads)
+        #pragma omp parallel num_threads(threads) if(n_obs > TB)
         {
-            Scratch scr(m.H);
+            Scratch& scr = *scratch[omp_get_thread_num()];
             alignas(64) float o[4][TB];
             alignas(64) int64_t g[TB];
             const float* orow[4] = {o[0], o[1], o[2], o[3]};
+            const int64_t w = n_obs >= 2 * TB ? TB : 16;       // as generate() picks tiles
             #pragma omp for schedule(static)
-            for (int64_t e0 = 0; e0 < n_obs; e0 += TB) {
-                const int64_t cnt = std::min<int64_t>(TB, n_obs - e0);
-                for (int b = 0; b < TB; ++b)
+            for (int64_t e0 = 0; e0 < n_obs; e0 += w) {
+                const int64_t cnt = std::min<int64_t>(w, n_obs - e0);
+                for (int b = 0; b < w; ++b)
                     for (int c = 0; c < 4; ++c) o[c][b] = b < cnt ? src[4 * (e0 + b) + c] : 0.0f;
-                greedy_tile<3>(m, orow, scr, g);
+                if (w == TB) greedy_tile<3>(m, orow, scr, g);
+                else greedy_tile<1>(m, orow, scr, g);
                 for (int64_t b = 0; b < cnt; ++b) dst[e0 + b] = g[b];
             }
         }
