@@ -292,17 +292,26 @@ inline void sincos8(__m512d x, __m512d& sn, __m512d& cs, __mmask8& fs, __mmask8&
 
 // sin and cos of the tile's angles, bit-identical to glibc (hence to Python and Gymnasium).
 inline int trig_tile(const double* th, double* sn, double* cs, int tb) {
-    int fallbacks = 0;
+    // Lanes for glibc are gathered (compress-store of their indices) and served after the
+    // vector loop, so the branches depend on one count per tile, not on every mask.
+    alignas(64) int64_t ls[TB], lc[TB];
+    int ns = 0, nc = 0;
+    const __m512i iota = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
     for (int b = 0; b < tb; b += 8) {
         __m512d s, c;
         __mmask8 fs, fc;
         vtrig::sincos8(_mm512_load_pd(th + b), s, c, fs, fc);
         _mm512_store_pd(sn + b, s);
         _mm512_store_pd(cs + b, c);
-        for (unsigned m = fs; m; m &= m - 1) { const int l = b + __builtin_ctz(m); sn[l] = std::sin(th[l]); ++fallbacks; }
-        for (unsigned m = fc; m; m &= m - 1) { const int l = b + __builtin_ctz(m); cs[l] = std::cos(th[l]); ++fallbacks; }
+        const __m512i lane = _mm512_add_epi64(iota, _mm512_set1_epi64(b));
+        _mm512_mask_compressstoreu_epi64(ls + ns, fs, lane);
+        _mm512_mask_compressstoreu_epi64(lc + nc, fc, lane);
+        ns += __builtin_popcount(fs);
+        nc += __builtin_popcount(fc);
     }
-    return fallbacks;
+    for (int i = 0; i < ns; ++i) sn[ls[i]] = std::sin(th[ls[i]]);
+    for (int i = 0; i < nc; ++i) cs[lc[i]] = std::cos(th[lc[i]]);
+    return ns + nc;
 }
 #define V5B_TRIG "vector sin/cos with glibc fallback"
 
@@ -512,8 +521,8 @@ struct SimdRollout {
                 std::memcpy(out.truncated + row, stage.trunc, v);
             }
             if (done) {                          // same-step reset of finished episodes (rare)
-                for (int b = 0; b < tb; ++b) {
-                    if (!((done >> b) & 1)) continue;
+                for (uint64_t m = done; m; m &= m - 1) {
+                    const int b = __builtin_ctzll(m);
                     const int64_t i = e0 + b;
                     episode[i] += 1;
                     ts.el[b] = 0;
