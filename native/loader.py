@@ -24,10 +24,26 @@ def cpu_flags() -> set:
     return set()
 
 
+# libgomp spins for up to 300000 iterations (milliseconds) after a parallel region before
+# its threads sleep. On a shared 2-core machine a spinning thread holds the core that its
+# descheduled team-mate waits for, and 2 threads ran up to 15x slower than 1. A short
+# spin (~25 us here) keeps the pool hot between back-to-back calls but yields a busy core
+# quickly (v5_openmp/NOTES.md). Applied only when the user set neither variable; libgomp
+# reads it when first loaded, i.e. at the first import of an OpenMP module. build_info()
+# records what was in force.
+DEFAULT_SPINCOUNT = "1000"
+
+
+def _default_spin():
+    if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
+        os.environ["GOMP_SPINCOUNT"] = DEFAULT_SPINCOUNT
+
+
 def load(name: str) -> Tuple[Optional[object], Optional[str]]:
     """(module, None) if the module imports, else (None, reason)."""
     if name in _cache:
         return _cache[name]
+    _default_spin()
     if LIB_DIR not in sys.path:
         sys.path.insert(0, LIB_DIR)
     try:
