@@ -210,3 +210,15 @@ def test_simd_portable_fallback_verifies(policy):
     assert check_gymnasium(got, config(n, policy)) is None
     bad, fallbacks = mod.trig_check(-0.3, 0.3, 48_000)
     assert bad == 0 and fallbacks == 96_000              # every lane goes to glibc
+
+
+@pytest.mark.parametrize("hidden", [1, 33])
+@pytest.mark.parametrize("name", RUNGS)
+def test_other_hidden_sizes(name, hidden):
+    """H need not be a multiple of the kernels' 8-row panels or 16-float vectors."""
+    v = rung(name)
+    cfg = config(19, "egreedy", workers=2 if v.PARALLEL else 1, seed=8,
+                 weights=init_weights(8, hidden=hidden))
+    got = run_generator(v.make_generator, cfg, 16, 2)
+    assert compare_batches(got, run_generator(PythonGenerator, cfg, 16, 2), cfg) is None
+    assert check_gymnasium(got, cfg) is None
