@@ -249,14 +249,14 @@ inline __m512d horner(const double* c, __m512d z) {
 // True where r = RN(value) may differ from glibc: |resid| (value - r, known exactly up to
 // err) too close to half an ulp of r, or r a power of two (the ulp changes there).
 // (r normal and > 2^-960: ulp(r) = 2^(exponent-52) is built from r's exponent bits.)
-inline __mmask8 ambiguous(__m512d r, __m512d resid, __m512d err, __m512d margin) {
+inline __mmask8 ambiguous(__m512d r, __m512d resid, __m512d err, __m512d half_minus_margin) {
     const __m512i bits = _mm512_castpd_si512(r);
     const __m512i ebits = _mm512_and_si512(bits, _mm512_set1_epi64(0x7FF0000000000000LL));
     const __m512d ulp = _mm512_castsi512_pd(_mm512_sub_epi64(ebits, _mm512_set1_epi64(52LL << 52)));
-    const __m512d room = _mm512_sub_pd(_mm512_mul_pd(_mm512_set1_pd(0.5), ulp), _mm512_abs_pd(resid));
-    const __m512d need = _mm512_fmadd_pd(margin, ulp, err);
+    // ambiguous when |resid| + err >= (1/2 - margin) ulp; `half_minus_margin` is 0.5 - margin
+    const __m512d used = _mm512_add_pd(_mm512_abs_pd(resid), err);
     const __mmask8 pow2 = _mm512_testn_epi64_mask(bits, _mm512_set1_epi64(0x000FFFFFFFFFFFFFLL));
-    return _mm512_cmp_pd_mask(room, need, _CMP_LE_OQ) | pow2;
+    return _mm512_cmp_pd_mask(used, _mm512_mul_pd(half_minus_margin, ulp), _CMP_GE_OQ) | pow2;
 }
 
 // sin(x), cos(x) for 8 lanes; *fs / *fc get the lanes that must go to glibc.
@@ -284,9 +284,9 @@ inline void sincos8(__m512d x, __m512d& sn, __m512d& cs, __mmask8& fs, __mmask8&
     sn = s;
     cs = c;
     const __mmask8 small = _mm512_cmp_pd_mask(ax, _mm512_set1_pd(0.126), _CMP_LT_OQ);
-    const __m512d msin = _mm512_mask_blend_pd(small, _mm512_set1_pd(MARGIN_SIN), _mm512_set1_pd(MARGIN_SIN_SMALL));
+    const __m512d msin = _mm512_mask_blend_pd(small, _mm512_set1_pd(0.5 - MARGIN_SIN), _mm512_set1_pd(0.5 - MARGIN_SIN_SMALL));
     fs = out | ambiguous(s, sres, serr, msin);
-    fc = out | ambiguous(c, cres, cerr, _mm512_set1_pd(MARGIN_COS));
+    fc = out | ambiguous(c, cres, cerr, _mm512_set1_pd(0.5 - MARGIN_COS));
 }
 }  // namespace vtrig
 
