@@ -176,12 +176,12 @@ def cmd_train(args):
 FULL_SWEEP = ((0.5, 1.0), (1.0, 1.0), (1.0, 2.0))
 QUICK_SWEEP = ((0.5, 1.0), (1.0, 1.0))
 FULL_SEEDS, QUICK_SEEDS = 5, 2
-SWEEP_SEEDS, QUICK_SWEEP_SEEDS = 1, 1
-SWEEP_MAX_ROUNDS = 400              # a run that has not solved by then counts as not solved
+SWEEP_SEEDS, QUICK_SWEEP_SEEDS = 2, 1
+SWEEP_MAX_ROUNDS = 500              # a run that has not solved by then counts as not solved
 CHECK_MAX_ROUNDS = 500
 QUICK_THRESHOLD = 195.0             # CartPole-v0's old bar: quick mode checks the machinery
 QUICK_MAX_ROUNDS = 120
-CHECK_BUDGET_S, QUICK_CHECK_BUDGET_S = 120.0, 10.0     # per slow-rung checking run
+CHECK_BUDGET_S, QUICK_CHECK_BUDGET_S = 160.0, 10.0     # per slow-rung checking run
 
 
 def latest_throughput(rows: List[dict]) -> List[dict]:

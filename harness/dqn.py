@@ -202,7 +202,12 @@ class Learner:
         cuda = self.device.type == "cuda"
         self.buffer = ReplayBuffer(cfg.buffer_size, pin=cuda)
         self.rng = torch.Generator().manual_seed(cfg.seed & 0x7FFFFFFFFFFFFFFF)
-        self.staging = torch.empty((cfg.batch_size, ROW_WIDTH), dtype=torch.float32, pin_memory=cuda)
+        # two pinned staging buffers on a GPU, so that sampling the next minibatch never
+        # overwrites one whose asynchronous host-to-device copy is still in flight
+        self.staging = [torch.empty((cfg.batch_size, ROW_WIDTH), dtype=torch.float32, pin_memory=cuda)
+                        for _ in range(2 if cuda else 1)]
+        self.copied = [None] * len(self.staging)
+        self.slot = 0
         self.updates = 0
         self.loss = float("nan")
         self._pp = list(self.policy.parameters())
@@ -210,14 +215,21 @@ class Learner:
 
     # -- the phases of one update, separately callable so that they can be timed
     def sample(self):
+        self.slot = (self.slot + 1) % len(self.staging)
+        if self.copied[self.slot] is not None:
+            self.copied[self.slot].synchronize()       # its previous copy has landed
         idx = self.torch.randint(0, self.buffer.size, (self.cfg.batch_size,), generator=self.rng)
-        self.torch.index_select(self.buffer.data, 0, idx, out=self.staging)
-        return self.staging
+        self.torch.index_select(self.buffer.data, 0, idx, out=self.staging[self.slot])
+        return self.staging[self.slot]
 
     def to_device(self, rows):
         if self.device.type == "cpu":
             return rows
-        return rows.to(self.device, non_blocking=True)
+        d = rows.to(self.device, non_blocking=True)
+        ev = self.torch.cuda.Event()
+        ev.record()
+        self.copied[self.slot] = ev
+        return d
 
     def forward_backward(self, rows):
         torch = self.torch
