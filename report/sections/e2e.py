@@ -273,6 +273,16 @@ def render(ctx):
                  + ("" if lc.get("device") == "cuda" else
                     " No GPU was present: every GPU-range figure below is an estimate from the "
                     "formula, not a measurement."))
+    fastest = max(tab["rows"], key=lambda r: r["speedup_alt"])
+    parts.append("")
+    parts.append(
+        f"**What it means:** the fastest rung here, `{fastest['version']}`, generates "
+        f"{_x(fastest['gen_speedup'])} faster than v1 but trains the agent only "
+        f"{_x(fastest['speedup_alt'])} sooner ({_x(fastest['speedup_overlap'])} overlapped): once "
+        f"generation takes {100 * fastest['gen_share_alt']:.2g}% of a round, the learner's "
+        f"{fmt_time(inp['t_learn'])} per round is the wall, and the only way further is a cheaper "
+        "update (the figure below: a faster learner moves every rung's speedup up, and a "
+        "GPU-class update time is where the fast rungs pull away from each other).")
     parts.append("")
     parts.append(learner_table(lc))
     parts.append("")
@@ -287,7 +297,12 @@ def render(ctx):
             "floored at 0); *buffer* = storing one round + U minibatch samples; *transfers* = U "
             "host-to-device copies + weights to NumPy + the rung's set_weights; *learning* = U × "
             "(forward/backward + optimiser + target update). The learner phases are scaled to sum to "
-            "the uninstrumented update time.")
+            "the uninstrumented update time. In the speedup figure only the marked points use the "
+            "measured update time; the curves are the formula over learner costs from "
+            f"{T_UPDATE_RANGE[0] * 1e3:g} to {T_UPDATE_RANGE[1] * 1e3:g} ms, and the shaded band "
+            f"({GPU_BAND[0] * 1e3:g}-{GPU_BAND[1] * 1e3:g} ms) is where an eager-PyTorch update of "
+            "this small network on a data-centre GPU typically lies: an assumption, so every "
+            "speedup read there is an estimate unless a learner row measured on a GPU is present.")
     except Exception as e:  # a figure must never take the section down
         parts.append(f"*(figures failed: {type(e).__name__}: {e})*")
     parts.append("")
