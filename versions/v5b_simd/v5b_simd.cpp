@@ -29,6 +29,10 @@
 
 #include "nb_common.hpp"
 
+// GCC 12's _mm512_max_ps passes _mm512_undefined_ps(), a self-initialised variable, which
+// -Wuninitialized flags once inlined: a known false positive.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+
 namespace nb = nanobind;
 using namespace study;
 using namespace study::nbx;
@@ -39,6 +43,9 @@ namespace {
 constexpr int VF = 16;            // floats per vector (AVX-512)
 constexpr int TB = 48;            // environments per tile, at most (3 vectors of 16 floats)
 constexpr int MR = 8;             // rows of W2 per micro-kernel block (MR x NRV accumulators)
+constexpr int JB = 64;            // small batches: hidden units per block (4 vectors) ...
+constexpr int EB = 5;             // ... times environments per register block (20 accumulators)
+constexpr int SMALL_N = 2 * TB;   // batches below this use 8-env tiles and the small kernel
 // Tiles are 48 environments (NRV = 3 vectors in the micro-kernel) when there are enough
 // for every thread, else 16 (NRV = 1), so that small batches still spread over threads.
 
@@ -69,10 +76,22 @@ struct PackedMLP {
     AlignedArray<float> w2p;           // [Hp/MR][H][MR]: panel of MR output rows, k-major
     AlignedArray<float> b2, w30, w31;  // [Hp] each (zero-padded)
     float b3[2] = {0, 0};
+    // The small-batch kernel's copy: hidden units in lanes, zero-padded to Hj = JB multiple.
+    int Hj = 0, Hk = 0;                // Hk: row stride of its layer-1 output (H to 16)
+    AlignedArray<float> w1t;           // [4][Hj]
+    AlignedArray<float> b1j, b2j, w30j, w31j;   // [Hj]
+    AlignedArray<float> w2t;           // [H][Hj]: W2 transposed (k-major)
 
     explicit PackedMLP(const MLP& m) : H(m.H), Hp((m.H + MR - 1) / MR * MR),
         w1(4 * static_cast<size_t>(m.H)), b1(m.H), w2p(static_cast<size_t>(Hp) * m.H),
-        b2(Hp), w30(Hp), w31(Hp) {
+        b2(Hp), w30(Hp), w31(Hp),
+        Hj((m.H + JB - 1) / JB * JB), Hk((m.H + 15) / 16 * 16), w1t(4 * static_cast<size_t>(Hj)),
+        b1j(Hj), b2j(Hj), w30j(Hj), w31j(Hj), w2t(static_cast<size_t>(m.H) * Hj) {
+        for (int j = 0; j < H; ++j) {
+            for (int c = 0; c < 4; ++c) w1t[static_cast<size_t>(c) * Hj + j] = m.w1[4 * j + c];
+            b1j[j] = m.b1[j]; b2j[j] = m.b2[j]; w30j[j] = m.w3[j]; w31j[j] = m.w3[H + j];
+            for (int k = 0; k < H; ++k) w2t[static_cast<size_t>(k) * Hj + j] = m.w2[static_cast<size_t>(j) * H + k];
+        }
         std::copy(m.w1.begin(), m.w1.end(), w1.data());
         std::copy(m.b1.begin(), m.b1.end(), b1.data());
         for (int jb = 0; jb < Hp / MR; ++jb)
@@ -90,8 +109,108 @@ struct PackedMLP {
 // Per-thread scratch of the network: layer-1 activations [H][TB] and the Q-values.
 struct Scratch {
     AlignedArray<float> h1, q0, q1;
-    explicit Scratch(int H) : h1(static_cast<size_t>(H) * TB), q0(TB), q1(TB) {}
+    AlignedArray<float> h1e, qv0, qv1;   // small kernel: [env][Hk] activations, [env][16] partial Q
+    explicit Scratch(int H) : h1(static_cast<size_t>(H) * TB), q0(TB), q1(TB),
+        h1e(static_cast<size_t>((H + 15) / 16 * 16) * TB), qv0(16 * TB), qv1(16 * TB) {}
 };
+
+#if defined(__AVX512F__)
+// Layers 2 and 3 for NE environments (rows of h1e) and hidden units [jb*JB, jb*JB + JB):
+// NE x 4 vectors of accumulators; per k, 4 loads of W2^T feed 4*NE FMAs with h1 broadcast.
+template <int NE>
+inline void small_block(const PackedMLP& m, const float* h1e, int jb, float* qv0, float* qv1) {
+    const int H = m.H, Hj = m.Hj, Hk = m.Hk, j0 = jb * JB;
+    __m512 acc[NE][4];
+    for (int v = 0; v < 4; ++v) {
+        const __m512 b = _mm512_load_ps(m.b2j.data() + j0 + 16 * v);
+        for (int e = 0; e < NE; ++e) acc[e][v] = b;
+    }
+    const float* w = m.w2t.data() + j0;
+    for (int k = 0; k < H; ++k) {
+        const float* wk = w + static_cast<size_t>(k) * Hj;
+        const __m512 w0 = _mm512_load_ps(wk), w1 = _mm512_load_ps(wk + 16);
+        const __m512 w2 = _mm512_load_ps(wk + 32), w3 = _mm512_load_ps(wk + 48);
+        for (int e = 0; e < NE; ++e) {
+            const __m512 h = _mm512_set1_ps(h1e[e * Hk + k]);
+            acc[e][0] = _mm512_fmadd_ps(w0, h, acc[e][0]);
+            acc[e][1] = _mm512_fmadd_ps(w1, h, acc[e][1]);
+            acc[e][2] = _mm512_fmadd_ps(w2, h, acc[e][2]);
+            acc[e][3] = _mm512_fmadd_ps(w3, h, acc[e][3]);
+        }
+    }
+    const __m512 zero = _mm512_setzero_ps();
+    for (int e = 0; e < NE; ++e) {
+        __m512 q0 = _mm512_load_ps(qv0 + 16 * e), q1 = _mm512_load_ps(qv1 + 16 * e);
+        for (int v = 0; v < 4; ++v) {
+            const __m512 h = _mm512_max_ps(acc[e][v], zero);
+            q0 = _mm512_fmadd_ps(_mm512_load_ps(m.w30j.data() + j0 + 16 * v), h, q0);
+            q1 = _mm512_fmadd_ps(_mm512_load_ps(m.w31j.data() + j0 + 16 * v), h, q1);
+        }
+        _mm512_store_ps(qv0 + 16 * e, q0);
+        _mm512_store_ps(qv1 + 16 * e, q1);
+    }
+}
+#endif
+
+// Greedy actions of `count` (<= TB) observations o[c][b], for batches too small to fill
+// the lanes of greedy_tile: hidden units in the lanes, a few environments per register
+// block, so no lane is spent on padding. Used for every tile of a batch below SMALL_N,
+// whatever the thread count, so results do not depend on it.
+void greedy_small(const PackedMLP& m, const float* const o[4], int count, Scratch& s, int64_t* g) {
+    const int Hj = m.Hj, Hk = m.Hk;
+    float* h1e = s.h1e.data();
+#if defined(__AVX512F__)
+    for (int e = 0; e < count; ++e) {            // layer 1, 16 hidden units at a time
+        const __m512 o0 = _mm512_set1_ps(o[0][e]), o1 = _mm512_set1_ps(o[1][e]);
+        const __m512 o2 = _mm512_set1_ps(o[2][e]), o3 = _mm512_set1_ps(o[3][e]);
+        for (int j = 0; j < Hk; j += 16) {
+            __m512 a = _mm512_fmadd_ps(_mm512_load_ps(m.w1t.data() + j), o0, _mm512_load_ps(m.b1j.data() + j));
+            a = _mm512_fmadd_ps(_mm512_load_ps(m.w1t.data() + Hj + j), o1, a);
+            a = _mm512_fmadd_ps(_mm512_load_ps(m.w1t.data() + 2 * Hj + j), o2, a);
+            a = _mm512_fmadd_ps(_mm512_load_ps(m.w1t.data() + 3 * Hj + j), o3, a);
+            _mm512_store_ps(h1e + e * Hk + j, _mm512_max_ps(a, _mm512_setzero_ps()));
+        }
+        _mm512_store_ps(s.qv0.data() + 16 * e, _mm512_setzero_ps());
+        _mm512_store_ps(s.qv1.data() + 16 * e, _mm512_setzero_ps());
+    }
+    for (int jb = 0; jb < Hj / JB; ++jb)         // W2^T's block (H x 64 floats) stays in L1
+        for (int e0 = 0; e0 < count; e0 += EB) {
+            const float* he = h1e + e0 * Hk;
+            float* q0 = s.qv0.data() + 16 * e0;
+            float* q1 = s.qv1.data() + 16 * e0;
+            switch (std::min(EB, count - e0)) {
+                case 5: small_block<5>(m, he, jb, q0, q1); break;
+                case 4: small_block<4>(m, he, jb, q0, q1); break;
+                case 3: small_block<3>(m, he, jb, q0, q1); break;
+                case 2: small_block<2>(m, he, jb, q0, q1); break;
+                default: small_block<1>(m, he, jb, q0, q1); break;
+            }
+        }
+    for (int e = 0; e < count; ++e) {            // the 16 partial sums, in a fixed order
+        float q0 = m.b3[0], q1 = m.b3[1];
+        for (int l = 0; l < 16; ++l) { q0 += s.qv0[16 * e + l]; q1 += s.qv1[16 * e + l]; }
+        g[e] = q1 > q0 ? 1 : 0;
+    }
+#else
+    const int H = m.H;
+    for (int e = 0; e < count; ++e) {
+        for (int j = 0; j < H; ++j) {
+            float a = m.b1j[j];
+            for (int c = 0; c < 4; ++c) a = std::fma(m.w1t[static_cast<size_t>(c) * Hj + j], o[c][e], a);
+            h1e[e * Hk + j] = a > 0.0f ? a : 0.0f;
+        }
+        float q0 = m.b3[0], q1 = m.b3[1];
+        for (int j = 0; j < H; ++j) {
+            float a = m.b2j[j];
+            for (int k = 0; k < H; ++k) a = std::fma(m.w2t[static_cast<size_t>(k) * Hj + j], h1e[e * Hk + k], a);
+            a = a > 0.0f ? a : 0.0f;
+            q0 = std::fma(m.w30j[j], a, q0);
+            q1 = std::fma(m.w31j[j], a, q1);
+        }
+        g[e] = q1 > q0 ? 1 : 0;
+    }
+#endif
+}
 
 // Greedy actions of the NRV*16 observations o[c][b] (SoA, c = 0..3) into g[b]. The
 // arithmetic per environment (and its order) is the same for any NRV.
@@ -454,7 +573,8 @@ struct SimdRollout {
 
     SimdRollout(int64_t n_envs, uint64_t seed_, bool egreedy_, double eps, int n_threads)
         : n(n_envs), n_pad((n_envs + TB - 1) / TB * TB),
-          tb(n_envs >= 2 * TB * n_threads ? TB : 16), n_tiles((n_envs + tb - 1) / tb), seed(seed_),
+          tb(n_envs < SMALL_N ? 8 : n_envs >= 2 * TB * n_threads ? TB : 16),
+          n_tiles((n_envs + tb - 1) / tb), seed(seed_),
           threads(n_threads), egreedy(egreedy_), epsilon(eps),
           x(n_pad), xd(n_pad), th(n_pad), thd(n_pad), t(n_pad), elapsed(n_pad), episode(n_pad),
           kr(n_pad), ka(n_pad), ke(n_pad) {
@@ -488,6 +608,7 @@ struct SimdRollout {
     void run_tile(int64_t e0, int64_t T, const OutView& out, Scratch* scr) {
         const int64_t valid = std::min<int64_t>(tb, n - e0);     // envs of the tile that are real
         TileState ts;
+        std::memset(ts.greedy, 0, sizeof ts.greedy);
         const size_t d8 = 8 * static_cast<size_t>(tb);          // bytes of tb 8-byte lanes
         std::memcpy(ts.x, &x[e0], d8); std::memcpy(ts.xd, &xd[e0], d8);
         std::memcpy(ts.th, &th[e0], d8); std::memcpy(ts.thd, &thd[e0], d8);
@@ -506,7 +627,8 @@ struct SimdRollout {
                          out.terminated + row, out.truncated + row}
                 : RowOut{stage.obs, stage.action, stage.reward, stage.next_obs, stage.term, stage.trunc};
             if (egreedy) {
-                if (tb == TB) greedy_tile<3>(*packed, orow, *scr, ts.greedy);
+                if (n < SMALL_N) greedy_small(*packed, orow, static_cast<int>(valid), *scr, ts.greedy);
+                else if (tb == TB) greedy_tile<3>(*packed, orow, *scr, ts.greedy);
                 else greedy_tile<1>(*packed, orow, *scr, ts.greedy);
             }
             trig_tile(ts.th, ts.sn, ts.cs, static_cast<int>(tb));
@@ -547,10 +669,13 @@ struct SimdRollout {
         // when the other core is busy), more than splitting a few thousand steps saves.
         const int64_t min_par = egreedy ? 64 : 8192;
         const int nt = n * T < min_par ? 1 : static_cast<int>(std::min<int64_t>(threads, n_tiles));
+        // Contiguous runs of tiles per thread; small batches deal 8-env tiles round-robin
+        // so that, e.g., N=20 splits 12/8 rather than 16/4.
+        const int64_t chunk = n < SMALL_N ? 1 : (n_tiles + nt - 1) / nt;
         #pragma omp parallel num_threads(nt)
         {
             Scratch* scr = egreedy ? scratch[omp_get_thread_num()].get() : nullptr;
-            #pragma omp for schedule(static)
+            #pragma omp for schedule(static, chunk)
             for (int64_t tile = 0; tile < n_tiles; ++tile) run_tile(tile * tb, T, out, scr);
         }
     }
@@ -569,13 +694,14 @@ struct SimdRollout {
             alignas(64) float o[4][TB];
             alignas(64) int64_t g[TB];
             const float* orow[4] = {o[0], o[1], o[2], o[3]};
-            const int64_t w = n_obs >= 2 * TB ? TB : 16;       // as generate() picks tiles
+            const int64_t w = n_obs >= 2 * TB ? TB : n_obs < SMALL_N ? 8 : 16;   // as generate()
             #pragma omp for schedule(static)
             for (int64_t e0 = 0; e0 < n_obs; e0 += w) {
                 const int64_t cnt = std::min<int64_t>(w, n_obs - e0);
                 for (int b = 0; b < w; ++b)
                     for (int c = 0; c < 4; ++c) o[c][b] = b < cnt ? src[4 * (e0 + b) + c] : 0.0f;
-                if (w == TB) greedy_tile<3>(m, orow, scr, g);
+                if (n_obs < SMALL_N) greedy_small(m, orow, static_cast<int>(cnt), scr, g);
+                else if (w == TB) greedy_tile<3>(m, orow, scr, g);
                 else greedy_tile<1>(m, orow, scr, g);
                 for (int64_t b = 0; b < cnt; ++b) dst[e0 + b] = g[b];
             }
