@@ -1,19 +1,23 @@
 // v5b: v5's threads, with the work of one step done for a whole tile of environments at
 // once instead of one environment at a time.
 //
-//  * State is structure-of-arrays (x[], x_dot[], ... over environments), so the float64
-//    dynamics vectorise across environments (8 lanes of AVX-512). GCC vectorises those
-//    loops itself; the operations, their order and IEEE rounding are v4's, so results
-//    stay bit-identical. sin/cos stay glibc's scalar calls per lane (see NOTES.md).
-//  * The counter-based RNG (splitmix64: shifts, xors, 64-bit multiplies) vectorises too.
-//  * The egreedy network runs on a tile of TB environments per step as small matrix
-//    products, hidden-major ([H, TB]: environments in the vector lanes): layer 1 as
-//    broadcast-FMAs, layer 2 (H x H by H x TB, 95% of the flops) with an AVX-512 register-
-//    blocked micro-kernel (MR rows x TB envs of accumulators, W2 packed in MR-row panels),
-//    and layer 3 fused into its epilogue so the second hidden layer is never stored.
-//  * Tiles are contiguous blocks of TB environments; threads take contiguous runs of
-//    tiles (OpenMP static schedule). Each tile runs all T steps before the next (its state
-//    stays in L1); the tile's outputs are contiguous segments of each time row.
+//  * State is structure-of-arrays (x[], x_dot[], ... over environments); the float64
+//    dynamics, the counter-based RNG (splitmix64 with 64-bit vector multiplies) and the
+//    counters run 8 environments per AVX-512 instruction (step_tile), with v4's operations
+//    in v4's order, so results stay bit-identical. Two exact rewrites: division by the
+//    constant total mass (div_total_mass) and vector sin/cos that defer to glibc wherever
+//    the rounding could differ (vtrig, trig_tile).
+//  * The egreedy network runs on a tile per step as small matrix products. Tiles of 48 or
+//    16: hidden-major ([H, tile], environments in the vector lanes), layer 2 (95% of the
+//    flops) in a register-blocked micro-kernel (MR rows x tile envs of accumulators, W2
+//    packed in MR-row panels) with layer 3 fused into its epilogue (greedy_tile). Batches
+//    under SMALL_N use 8-env tiles and the transposed kernel (greedy_small): hidden units
+//    in the lanes, a few environments per register block, no padded lanes.
+//  * Threads take contiguous runs of tiles (OpenMP static schedule; small batches deal
+//    tiles round-robin). Each tile runs all T steps before the next (its state stays in
+//    L1); its outputs are contiguous segments of each time row.
+//  * Without AVX-512 every kernel has a plain C++ fallback (built and tested as
+//    _v5b_simd_portable).
 #include <omp.h>
 
 #if defined(__AVX512F__)
