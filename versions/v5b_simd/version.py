@@ -1,8 +1,8 @@
 """v5b_simd: v5 with the work of a step done for a tile of environments: vectorised dynamics, blocked AVX-512 network."""
 NUMBER = "5b"
 TITLE = "C++, OpenMP + SIMD"
-SUMMARY = ("v5 over tiles of 48 environments: SoA float64 dynamics vectorised across "
-           "environments, egreedy network as register-blocked AVX-512 matrix products")
+SUMMARY = ("v5 over tiles of environments: SoA float64 dynamics and exact vector sin/cos "
+           "across environments, egreedy network as register-blocked AVX-512 matrix products")
 PARALLEL = "threads"
 MODULE = "_v5b_simd"
 VERIFY_WORKERS = (1, 2, 3, 4)
