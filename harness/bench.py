@@ -106,8 +106,9 @@ def plan(versions: List[Version], args) -> List[Config]:
             done = {(n, t) for n, t in shapes}
             sweep_w = min(2, max(ws)) if v.parallel else 1
             for n in sweep:
-                if (n, steps) not in done or sweep_w not in ws:
-                    configs.append(Config(v.name, policy, n, steps, sweep_w, "sweep"))
+                w = min(sweep_w, n)        # never more workers than environments
+                if (n, steps) not in done or w not in ws:
+                    configs.append(Config(v.name, policy, n, steps, w, "sweep"))
     return configs
 
 

@@ -52,7 +52,14 @@ def probe_gemm(quick):
         t0 = time.perf_counter()
         np.matmul(a, b, out=c)
         samples.append(time.perf_counter() - t0)
-    return {"n": n, "samples_s": samples, "flops": 2 * n ** 3}
+    try:
+        import threadpoolctl
+        blas = [f"{i.get('internal_api')} {i.get('version')} {i.get('architecture')} kernel, "
+                f"{i.get('num_threads')} thread(s)" for i in threadpoolctl.threadpool_info()
+                if i.get("user_api") == "blas"]
+    except Exception as e:
+        blas = [f"unknown ({type(e).__name__})"]
+    return {"n": n, "samples_s": samples, "flops": 2 * n ** 3, "blas": "; ".join(blas)}
 
 
 def probe_bandwidth(threads, quick):
@@ -121,7 +128,7 @@ def measure(quick=False, progress=None):
         med = statistics.median(g["samples_s"])
         rows.append(results.append("ceilings", {
             "ceiling": "gemm_f32", "threads": threads, "value": g["flops"] / med / 1e9,
-            "unit": "GFLOP/s", "method": f"numpy.matmul float32 {g['n']}x{g['n']} (OpenBLAS sgemm)",
+            "unit": "GFLOP/s", "method": f"numpy.matmul float32 {g['n']}x{g['n']} ({g.get('blas') or 'OpenBLAS sgemm'})",
             "samples_s": g["samples_s"], "quick": quick}))
         if progress:
             progress.note(f"memory bandwidth, {threads} thread(s)")

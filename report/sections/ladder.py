@@ -84,7 +84,9 @@ def render(ctx):
           "float32 GEMM peak"
         + (f" ({c['gemm_f32']['value']:.3g} GFLOP/s, {c['gemm_f32']['threads']} threads)"
            if "gemm_f32" in c else "")
-        + ". See *Machine ceilings* below for how each was measured.\n")
+        + ". The bandwidth ceiling is DRAM's (arrays far larger than the caches); a batch small "
+          "enough to stay in cache can be written faster, so that fraction can pass 100%. "
+          "See *Machine ceilings* below for how each was measured.\n")
     found = False
     for p in ("random", "egreedy"):
         for n, t in ladder_shapes(ctx):

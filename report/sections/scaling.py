@@ -19,12 +19,12 @@ def worker_rows(ctx):
 
 
 def sweep_series(ctx, policy):
-    """{version: {N: tps}} at T=32; parallel versions at 2 workers."""
+    """{version: {N: tps}} at T=32; parallel versions at 2 workers (1 when N=1)."""
     out = defaultdict(dict)
     for r in ctx.throughput():
         if r["policy"] != policy or r.get("requested_steps", r["steps"]) != 32:
             continue
-        if r.get("parallel") and r["workers"] != 2:
+        if r.get("parallel") and r["workers"] != min(2, r["n_envs"]):
             continue
         out[r["version"]][r["n_envs"]] = r["transitions_per_s"]
     return out
