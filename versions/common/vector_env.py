@@ -93,6 +93,21 @@ def numpy_step(state: np.ndarray, actions: np.ndarray) -> np.ndarray:
             | (new_theta < -cp.THETA_THRESHOLD) | (new_theta > cp.THETA_THRESHOLD))
 
 
+class NativeStepper:
+    """A C++ rung's stepper: `module.step_dynamics` as the plain protocol (a call) and
+    `module.step_autoreset` as the whole-step one (see the module docstring)."""
+
+    def __init__(self, module, n_envs: int):
+        self.module = module
+        self.n_envs = int(n_envs)
+        self.step_autoreset = module.step_autoreset
+
+    def __call__(self, state: np.ndarray, actions: np.ndarray) -> np.ndarray:
+        terminated = np.empty(state.shape[1], np.bool_)
+        self.module.step_dynamics(state, np.ascontiguousarray(actions, np.int64), terminated)
+        return terminated
+
+
 def default_stepper():
     """(stepper, where it comes from): v1b_numpy's vectorised step if that rung is here."""
     try:
@@ -170,6 +185,8 @@ class RungVectorEnv(VectorEnv):
             self.stepper_source = getattr(self.version_module, "__name__", str(version))
         else:
             self._stepper, self.stepper_source = default_stepper()
+        # a whole-step stepper (see the module docstring) does resets and obs natively too
+        self._full = getattr(self._stepper, "step_autoreset", None)
         self._factory = generator_factory
         if self._factory is None and self.version_module is not None:
             self._factory = getattr(self.version_module, "make_generator", None)
@@ -208,8 +225,11 @@ class RungVectorEnv(VectorEnv):
         if self._needs_reset:
             raise RuntimeError("call reset() before step()")
         a = np.asarray(actions)
-        if a.shape != (self.num_envs,) or (a.size and (a.min() < 0 or a.max() > 1)) \
-                or a.dtype.kind not in "iub":
+        if a.shape != (self.num_envs,) or a.dtype.kind not in "iub":
+            raise ValueError(f"actions must be {self.num_envs} values of 0 or 1, got {actions!r}")
+        if self._full is not None:
+            return self._step_full(a)
+        if a.size and (a.min() < 0 or a.max() > 1):
             raise ValueError(f"actions must be {self.num_envs} values of 0 or 1, got {actions!r}")
         terminated = np.asarray(self._stepper(self.state, a.astype(np.int64)), dtype=np.bool_)
         self.elapsed += 1
@@ -220,15 +240,38 @@ class RungVectorEnv(VectorEnv):
         done = terminated | truncated
         if done.any():
             idx = np.flatnonzero(done)
-            final = np.full(self.num_envs, None, dtype=object)
             rows = obs[idx]                         # a copy: obs[idx] is rewritten below
-            for j, i in enumerate(idx):
-                final[i] = rows[j]
             self._new_episodes(idx)
             obs[idx] = self.state[:, idx].T
-            infos = {"final_obs": final, "_final_obs": done.copy(),
-                     "final_info": {}, "_final_info": done.copy()}
+            infos = self._final_infos(done, idx, rows)
         return obs, rewards, terminated, truncated, infos
+
+    def _step_full(self, a: np.ndarray):
+        """step() by a rung's whole-step stepper (dynamics, counters, resets, obs in C++)."""
+        n = self.num_envs
+        obs = np.empty((n, 4), np.float32)
+        terminated = np.empty(n, np.bool_)
+        truncated = np.empty(n, np.bool_)
+        final = np.empty((n, 4), np.float32)
+        try:
+            ended = self._full(self.state, self.episode, self.elapsed, self._k_reset,
+                               a if a.dtype == np.int64 else a.astype(np.int64),
+                               self.max_episode_steps, obs, terminated, truncated, final)
+        except ValueError as e:
+            raise ValueError(f"actions must be {n} values of 0 or 1, got {a!r} ({e})") from None
+        infos: dict = {}
+        if ended:
+            done = terminated | truncated
+            idx = np.flatnonzero(done)
+            infos = self._final_infos(done, idx, final[idx])
+        return obs, np.ones(n, np.float64), terminated, truncated, infos
+
+    def _final_infos(self, done: np.ndarray, idx: np.ndarray, rows: np.ndarray) -> dict:
+        final = np.full(self.num_envs, None, dtype=object)
+        for i, row in zip(idx.tolist(), list(rows)):     # rows: views of one copy
+            final[i] = row
+        return {"final_obs": final, "_final_obs": done.copy(),
+                "final_info": {}, "_final_info": done.copy()}
 
     def close_extras(self, **kwargs):
         if self._generator is not None:

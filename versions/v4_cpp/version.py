@@ -26,6 +26,22 @@ def _core(n_envs, egreedy, seed=0, epsilon=0.1):
     return mod.Rollout(n_envs, seed, egreedy, epsilon)
 
 
+def _module():
+    from native.loader import load
+    mod, err = load(MODULE)
+    if err:
+        from harness.api import VersionError
+        raise VersionError(err)
+    return mod
+
+
+def make_stepper(n_envs):
+    """RungVectorEnv's stepper: one serial C++ step of N envs with the caller's actions
+    (cartpole::step), counters, same-step resets and observations in one native call."""
+    from versions.common.vector_env import NativeStepper
+    return NativeStepper(_module(), n_envs)
+
+
 def make_generator(cfg):
     from native.pygen import NativeGenerator
     return NativeGenerator(cfg, _core(cfg.n_envs, cfg.policy == "egreedy", cfg.seed, cfg.epsilon))
