@@ -181,7 +181,7 @@ SWEEP_MAX_ROUNDS = 500              # a run that has not solved by then counts a
 CHECK_MAX_ROUNDS = 500
 QUICK_THRESHOLD = 195.0             # CartPole-v0's old bar: quick mode checks the machinery
 QUICK_MAX_ROUNDS = 120
-CHECK_BUDGET_S, QUICK_CHECK_BUDGET_S = 160.0, 10.0     # per slow-rung checking run
+CHECK_BUDGET_S, QUICK_CHECK_BUDGET_S = 140.0, 10.0     # per slow-rung checking run
 
 
 def latest_throughput(rows: List[dict]) -> List[dict]:
