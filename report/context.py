@@ -35,8 +35,24 @@ class Context:
         return list(newest.values())
 
     def throughput(self) -> List[dict]:
-        """Newest measurement of each version configuration (kind "throughput")."""
-        return self.latest("throughput", ("version", "policy", "n_envs", "requested_steps", "workers"))
+        """Newest measurement of each version configuration (kind "throughput"), from the
+        bench's own timing (rows another stage timed for itself, e.g. purpose "e2e-fallback",
+        are left out)."""
+        rows = self.latest("throughput", ("version", "policy", "n_envs", "requested_steps", "workers",
+                                          "purpose"))
+        rows = [r for r in rows if r.get("purpose", "ladder") in ("ladder", "sweep")]
+        return self._dedupe(rows)
+
+    @staticmethod
+    def _dedupe(rows):
+        """One row per configuration: a ladder and a sweep row of the same configuration
+        keep the newer."""
+        out = {}
+        for r in rows:
+            k = (r["version"], r["policy"], r["n_envs"], r.get("requested_steps"), r["workers"])
+            if k not in out or r["time"] >= out[k]["time"]:
+                out[k] = r
+        return list(out.values())
 
     def savefig(self, fig, name: str) -> str:
         """Save a matplotlib figure as report/figures/<name>.png; return its Markdown path."""
