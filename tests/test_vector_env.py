@@ -12,6 +12,18 @@ from versions.common import rng  # noqa: E402
 from versions.common.vector_env import RungVectorEnv, numpy_step  # noqa: E402
 
 N = 6
+STEPPER_RUNGS = ["v4_cpp", "v5b_simd"]       # rungs whose version.py defines make_stepper
+ALL_STEPPERS = [None] + STEPPER_RUNGS         # None: the NumPy stepper
+
+
+def stepper_rung(name):
+    """The version name, or a skip with the reason when its native module is unavailable."""
+    if name is not None:
+        import importlib
+        why = importlib.import_module(f"versions.{name}.version").available()
+        if why:
+            pytest.skip(f"{name}: {why}")
+    return name
 
 
 def reference(n):
@@ -55,11 +67,12 @@ def test_reset_states_are_the_workloads():
     assert not np.array_equal(obs, moved_on)
 
 
-def test_same_trajectories_as_gymnasium_same_step():
+@pytest.mark.parametrize("version", ALL_STEPPERS)
+def test_same_trajectories_as_gymnasium_same_step(version):
     """Both envs from the same states, stepped with the same actions, agree step by step;
     where an episode ends, the final obs (infos) agree and Gymnasium's env is set to our
     reset state (its own RNG would draw another one)."""
-    ours, ref = RungVectorEnv(N, seed=3), reference(N)
+    ours, ref = RungVectorEnv(N, seed=3, version=stepper_rung(version)), reference(N)
     obs, _ = ours.reset(seed=3)
     ref.reset(seed=3)
     subs = [e.unwrapped for e in ref.envs]
@@ -95,8 +108,9 @@ def test_same_trajectories_as_gymnasium_same_step():
     ref.close()
 
 
-def test_truncation_at_500_steps():
-    env = RungVectorEnv(2, seed=0, max_episode_steps=500)
+@pytest.mark.parametrize("version", ALL_STEPPERS)
+def test_truncation_at_500_steps(version):
+    env = RungVectorEnv(2, seed=0, max_episode_steps=500, version=stepper_rung(version))
     env.reset(seed=0)
     # Hold the pole upright by rewriting the state: only truncation can end the episode.
     for t in range(500):
@@ -120,15 +134,20 @@ def test_numpy_step_matches_the_scalar_reference():
     np.testing.assert_array_equal(term, [w[4] for w in want])
 
 
-def test_bad_actions_and_missing_reset_are_refused():
-    env = RungVectorEnv(3)
+@pytest.mark.parametrize("version", ALL_STEPPERS)
+def test_bad_actions_and_missing_reset_are_refused(version):
+    env = RungVectorEnv(3, version=stepper_rung(version))
     with pytest.raises(RuntimeError):
         env.step(np.zeros(3, np.int64))
     env.reset(seed=1)
+    before = env.state.copy()
     with pytest.raises(ValueError):
         env.step(np.array([0, 2, 1]))
     with pytest.raises(ValueError):
+        env.step(np.array([0, -1, 1]))
+    with pytest.raises(ValueError):
         env.step(np.zeros(4, np.int64))
+    np.testing.assert_array_equal(env.state, before)      # a refused step changes nothing
 
 
 def test_a_rung_stepper_is_used_when_the_version_offers_one():
@@ -234,3 +253,97 @@ def test_works_under_gymnasium_vector_wrappers():
             np.testing.assert_array_equal(info["episode"]["r"][done], info["episode"]["l"][done])
     assert lengths and all(5 <= n <= 60 for n in lengths)   # always pushing right: short
     env.close()
+
+
+# --- the native steppers: bit-identical to the NumPy stepper ------------------------------
+
+def balancing_actions(obs, noise_rng, flip_p):
+    """A balancing controller, its action flipped with probability flip_p[i] per env: the
+    quiet envs last to the 500-step truncation, the noisy ones fall (terminations)."""
+    a = (0.1 * obs[:, 0] + 0.5 * obs[:, 1] + 10 * obs[:, 2] + 2 * obs[:, 3] > 0).astype(np.int64)
+    flip = noise_rng.random(len(a)) < flip_p
+    a[flip] = 1 - a[flip]
+    return a
+
+
+def rollout(version, n, steps, seed, workers=1):
+    env = RungVectorEnv(n, seed=seed, version=version, workers=workers)
+    obs, _ = env.reset(seed=seed)
+    noise = np.random.default_rng(seed)
+    flip_p = np.where(np.arange(n) % 3 == 0, 0.45, 0.02)
+    out = []
+    for _ in range(steps):
+        obs, r, te, tr, info = env.step(balancing_actions(obs, noise, flip_p))
+        out.append((obs.copy(), r, te, tr, info))
+    return env, out
+
+
+def assert_same_steps(got, want):
+    for t, ((o1, r1, te1, tr1, i1), (o2, r2, te2, tr2, i2)) in enumerate(zip(got, want)):
+        for a, b in ((o1, o2), (r1, r2), (te1, te2), (tr1, tr2)):
+            assert a.dtype == b.dtype and a.shape == b.shape
+            np.testing.assert_array_equal(a, b, err_msg=f"step {t}")
+        assert set(i1) == set(i2), f"step {t}"
+        if i2:
+            for k in ("_final_obs", "_final_info"):
+                np.testing.assert_array_equal(i1[k], i2[k], err_msg=f"step {t}")
+            assert i1["final_info"] == i2["final_info"]
+            for i in range(len(o1)):
+                if i2["_final_obs"][i]:
+                    assert i1["final_obs"][i].dtype == np.float32
+                    np.testing.assert_array_equal(i1["final_obs"][i], i2["final_obs"][i],
+                                                  err_msg=f"step {t}, env {i}")
+                else:
+                    assert i1["final_obs"][i] is None
+
+
+@pytest.mark.parametrize("version", STEPPER_RUNGS)
+def test_native_stepper_equals_the_numpy_stepper_bit_for_bit(version):
+    """Same seed and actions over 620 steps: observations, rewards, terminated, truncated
+    and final observations equal v1_python's (NumPy stepper) exactly, through terminations
+    and the 500-step truncation. 101 envs: several 48-env tiles, 8-env runs and a tail."""
+    n, steps, seed = 101, 620, 7
+    ref_env, want = rollout("v1_python", n, steps, seed)
+    assert ref_env.stepper_source in ("versions.v1b_numpy.rollout.step",
+                                      "versions.common.vector_env.numpy_step")
+    env, got = rollout(stepper_rung(version), n, steps, seed)
+    assert env.stepper_source == f"versions.{version}.version"
+    assert_same_steps(got, want)
+    np.testing.assert_array_equal(env.state, ref_env.state)
+    np.testing.assert_array_equal(env.episode, ref_env.episode)
+    np.testing.assert_array_equal(env.elapsed, ref_env.elapsed)
+    te = np.array([s[2] for s in want])
+    tr = np.array([s[3] for s in want])
+    assert tr[499].sum() >= n // 2 and te.sum() > 100     # both kinds of episode end happened
+
+
+def test_v5b_stepper_on_threads_equals_the_numpy_stepper():
+    stepper_rung("v5b_simd")
+    n, steps, seed = 4100, 12, 2          # N >= 4096: the stepper splits over its threads
+    _, want = rollout("v1_python", n, steps, seed)
+    env, got = rollout("v5b_simd", n, steps, seed, workers=2)
+    assert env._stepper.threads == 2
+    assert_same_steps(got, want)
+
+
+@pytest.mark.parametrize("module", ["_v4_cpp", "_v5b_simd", "_v5b_simd_portable"])
+def test_native_dynamics_equal_numpy_step(module):
+    """The plain protocol (stepper(state, actions) -> terminated) of each native module,
+    incl. v5b's portable build, against numpy_step, bit for bit, on states near the edges."""
+    from native.loader import available, load
+    from versions.common.vector_env import NativeStepper
+    why = available(module)
+    if why:
+        pytest.skip(f"{module}: {why}")
+    r = np.random.default_rng(4)
+    n = 203
+    state = r.uniform(-0.25, 0.25, (4, n)) * np.array([[10.0], [4.0], [1.0], [8.0]])
+    actions = r.integers(0, 2, n)
+    stepper = NativeStepper(load(module)[0], n)
+    for _ in range(3):
+        want_state = state.copy()
+        want_term = numpy_step(want_state, actions)
+        term = stepper(state, actions)
+        np.testing.assert_array_equal(state, want_state)
+        np.testing.assert_array_equal(term, want_term)
+    assert want_term.any() and not want_term.all()

@@ -52,7 +52,9 @@ The stepper protocol a rung may add to its version.py:
 """
 from __future__ import annotations
 
+import functools
 import importlib
+import inspect
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -97,14 +99,18 @@ class NativeStepper:
     """A C++ rung's stepper: `module.step_dynamics` as the plain protocol (a call) and
     `module.step_autoreset` as the whole-step one (see the module docstring)."""
 
-    def __init__(self, module, n_envs: int):
+    def __init__(self, module, n_envs: int, threads: Optional[int] = None):
         self.module = module
         self.n_envs = int(n_envs)
-        self.step_autoreset = module.step_autoreset
+        self.threads = threads
+        self._kw = {} if threads is None else {"threads": int(threads)}
+        self.step_autoreset = (functools.partial(module.step_autoreset, **self._kw) if self._kw
+                               else module.step_autoreset)
 
     def __call__(self, state: np.ndarray, actions: np.ndarray) -> np.ndarray:
         terminated = np.empty(state.shape[1], np.bool_)
-        self.module.step_dynamics(state, np.ascontiguousarray(actions, np.int64), terminated)
+        self.module.step_dynamics(state, np.ascontiguousarray(actions, np.int64), terminated,
+                                  **self._kw)
         return terminated
 
 
@@ -181,7 +187,12 @@ class RungVectorEnv(VectorEnv):
         self.version_module = _version_module(version)
         maker = getattr(self.version_module, "make_stepper", None)
         if maker is not None:
-            self._stepper: Stepper = maker(self.num_envs)
+            try:
+                takes_workers = "workers" in inspect.signature(maker).parameters
+            except (TypeError, ValueError):
+                takes_workers = False
+            self._stepper: Stepper = (maker(self.num_envs, workers=int(workers)) if takes_workers
+                                      else maker(self.num_envs))
             self.stepper_source = getattr(self.version_module, "__name__", str(version))
         else:
             self._stepper, self.stepper_source = default_stepper()

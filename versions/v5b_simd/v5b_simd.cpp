@@ -461,6 +461,35 @@ inline __m512d div_total_mass(__m512d x) {
     const __m512d r = _mm512_fnmadd_pd(q0, b, x);
     return _mm512_fmadd_pd(r, y, q0);
 }
+
+// cartpole::step for 8 lanes given their sin and cos: Gymnasium's operations in its
+// order, lane by lane (bit-identical). New state in nx..nthd; returns the terminated mask.
+// Used by step_tile (generate) and by the stepper of RungVectorEnv (step_range).
+__attribute__((always_inline)) inline __mmask8 dynamics8(
+        __m512d force, __m512d x, __m512d x_dot, __m512d theta, __m512d theta_dot,
+        __m512d costheta, __m512d sintheta, __m512d& nx, __m512d& nxd, __m512d& nth, __m512d& nthd) {
+    const __m512d pml = _mm512_set1_pd(POLEMASS_LENGTH);
+    const __m512d grav = _mm512_set1_pd(GRAVITY), len = _mm512_set1_pd(LENGTH);
+    const __m512d four3 = _mm512_set1_pd(4.0 / 3.0), mp = _mm512_set1_pd(MASSPOLE);
+    const __m512d tau = _mm512_set1_pd(TAU);
+    const __m512d xt = _mm512_set1_pd(X_THRESHOLD), nxt = _mm512_set1_pd(-X_THRESHOLD);
+    const __m512d tht = _mm512_set1_pd(THETA_THRESHOLD), ntht = _mm512_set1_pd(-THETA_THRESHOLD);
+    // temp = (force + pml * (theta_dot * theta_dot) * sintheta) / total_mass
+    const __m512d temp = div_total_mass(
+        _mm512_add_pd(force, _mm512_mul_pd(_mm512_mul_pd(pml, _mm512_mul_pd(theta_dot, theta_dot)), sintheta)));
+    // thetaacc = (g * sin - cos * temp) / (length * (4/3 - masspole * (cos * cos) / total_mass))
+    const __m512d thetaacc = _mm512_div_pd(
+        _mm512_sub_pd(_mm512_mul_pd(grav, sintheta), _mm512_mul_pd(costheta, temp)),
+        _mm512_mul_pd(len, _mm512_sub_pd(four3, div_total_mass(_mm512_mul_pd(mp, _mm512_mul_pd(costheta, costheta))))));
+    // xacc = temp - pml * thetaacc * costheta / total_mass
+    const __m512d xacc = _mm512_sub_pd(temp, div_total_mass(_mm512_mul_pd(_mm512_mul_pd(pml, thetaacc), costheta)));
+    nx = _mm512_add_pd(x, _mm512_mul_pd(tau, x_dot));
+    nxd = _mm512_add_pd(x_dot, _mm512_mul_pd(tau, xacc));
+    nth = _mm512_add_pd(theta, _mm512_mul_pd(tau, theta_dot));
+    nthd = _mm512_add_pd(theta_dot, _mm512_mul_pd(tau, thetaacc));
+    return _mm512_cmp_pd_mask(nx, nxt, _CMP_LT_OQ) | _mm512_cmp_pd_mask(nx, xt, _CMP_GT_OQ) |
+           _mm512_cmp_pd_mask(nth, ntht, _CMP_LT_OQ) | _mm512_cmp_pd_mask(nth, tht, _CMP_GT_OQ);
+}
 #endif
 
 // One step of the tile given sn/cs (and greedy actions for egreedy): actions, dynamics,
@@ -470,12 +499,6 @@ inline uint64_t step_tile(TileState& s, bool egreedy, double eps, const RowOut& 
     uint64_t done = 0;
 #if defined(__AVX512F__) && defined(__AVX512DQ__) && defined(__AVX512BW__) && defined(__AVX512VL__)
     const __m512d fpos = _mm512_set1_pd(FORCE_MAG), fneg = _mm512_set1_pd(-FORCE_MAG);
-    const __m512d pml = _mm512_set1_pd(POLEMASS_LENGTH);
-    const __m512d grav = _mm512_set1_pd(GRAVITY), len = _mm512_set1_pd(LENGTH);
-    const __m512d four3 = _mm512_set1_pd(4.0 / 3.0), mp = _mm512_set1_pd(MASSPOLE);
-    const __m512d tau = _mm512_set1_pd(TAU);
-    const __m512d xt = _mm512_set1_pd(X_THRESHOLD), nxt = _mm512_set1_pd(-X_THRESHOLD);
-    const __m512d tht = _mm512_set1_pd(THETA_THRESHOLD), ntht = _mm512_set1_pd(-THETA_THRESHOLD);
     const __m512d epsv = _mm512_set1_pd(eps), two_m53 = _mm512_set1_pd(0x1.0p-53);
     const __m512i one = _mm512_set1_epi64(1), maxep = _mm512_set1_epi64(MAX_EPISODE_STEPS);
     const __m128i ones8 = _mm_set1_epi8(1);
@@ -495,23 +518,10 @@ inline uint64_t step_tile(TileState& s, bool egreedy, double eps, const RowOut& 
         const __m512d x = _mm512_load_pd(s.x + b), x_dot = _mm512_load_pd(s.xd + b);
         const __m512d theta = _mm512_load_pd(s.th + b), theta_dot = _mm512_load_pd(s.thd + b);
         const __m512d costheta = _mm512_load_pd(s.cs + b), sintheta = _mm512_load_pd(s.sn + b);
-        // temp = (force + pml * (theta_dot * theta_dot) * sintheta) / total_mass
-        const __m512d temp = div_total_mass(
-            _mm512_add_pd(force, _mm512_mul_pd(_mm512_mul_pd(pml, _mm512_mul_pd(theta_dot, theta_dot)), sintheta)));
-        // thetaacc = (g * sin - cos * temp) / (length * (4/3 - masspole * (cos * cos) / total_mass))
-        const __m512d thetaacc = _mm512_div_pd(
-            _mm512_sub_pd(_mm512_mul_pd(grav, sintheta), _mm512_mul_pd(costheta, temp)),
-            _mm512_mul_pd(len, _mm512_sub_pd(four3, div_total_mass(_mm512_mul_pd(mp, _mm512_mul_pd(costheta, costheta))))));
-        // xacc = temp - pml * thetaacc * costheta / total_mass
-        const __m512d xacc = _mm512_sub_pd(temp, div_total_mass(_mm512_mul_pd(_mm512_mul_pd(pml, thetaacc), costheta)));
-        const __m512d nx = _mm512_add_pd(x, _mm512_mul_pd(tau, x_dot));
-        const __m512d nxd = _mm512_add_pd(x_dot, _mm512_mul_pd(tau, xacc));
-        const __m512d nth = _mm512_add_pd(theta, _mm512_mul_pd(tau, theta_dot));
-        const __m512d nthd = _mm512_add_pd(theta_dot, _mm512_mul_pd(tau, thetaacc));
+        __m512d nx, nxd, nth, nthd;
+        const __mmask8 term = dynamics8(force, x, x_dot, theta, theta_dot, costheta, sintheta, nx, nxd, nth, nthd);
         _mm512_store_pd(s.x + b, nx); _mm512_store_pd(s.xd + b, nxd);
         _mm512_store_pd(s.th + b, nth); _mm512_store_pd(s.thd + b, nthd);
-        const __mmask8 term = _mm512_cmp_pd_mask(nx, nxt, _CMP_LT_OQ) | _mm512_cmp_pd_mask(nx, xt, _CMP_GT_OQ) |
-                              _mm512_cmp_pd_mask(nth, ntht, _CMP_LT_OQ) | _mm512_cmp_pd_mask(nth, tht, _CMP_GT_OQ);
         _mm512_store_si512(s.t + b, _mm512_add_epi64(t, one));
         const __m512i el = _mm512_add_epi64(_mm512_load_si512(s.el + b), one);
         _mm512_store_si512(s.el + b, el);
@@ -557,6 +567,94 @@ inline uint64_t step_tile(TileState& s, bool egreedy, double eps, const RowOut& 
     }
 #endif
     return done;
+}
+
+// --- The stepper of RungVectorEnv (versions/common/vector_env.py): one step of N
+// environments with the caller's actions; state float64 [4, N] (SoA) in the caller's
+// NumPy arrays. Runs of 8 envs use trig_tile and dynamics8, as generate() does; the
+// remainder (< 8 envs, and the whole batch without AVX-512) uses cartpole::step. ---------
+struct StepArgs {
+    double* st; int64_t n; const int64_t* a; int64_t* ep; int64_t* el; const uint64_t* kr;
+    int64_t max_steps; float* o; bool* te; bool* tr; float* fo;   // ep..fo null: dynamics only
+};
+
+// Finishes env i's episode after its step: final obs, episode += 1, reset state and obs.
+inline void end_episode(const StepArgs& g, int64_t i) {
+    std::memcpy(g.fo + 4 * i, g.o + 4 * i, 16);
+    g.ep[i] += 1;
+    g.el[i] = 0;
+    double s[4];
+    reset_state(g.kr[i], g.ep[i], s);
+    for (int c = 0; c < 4; ++c) { g.st[c * g.n + i] = s[c]; g.o[4 * i + c] = static_cast<float>(s[c]); }
+}
+
+// Envs [lo, hi) of one step; returns how many episodes ended.
+inline int64_t step_range(const StepArgs& g, int64_t lo, int64_t hi) {
+    const int64_t n = g.n;
+    double* X = g.st; double* XD = g.st + n; double* TH = g.st + 2 * n; double* THD = g.st + 3 * n;
+    const bool full = g.ep != nullptr;
+    int64_t ended = 0, i = lo;
+#if defined(__AVX512F__) && defined(__AVX512DQ__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+    alignas(64) double thb[TB], sn[TB], cs[TB];
+    const __m512d fpos = _mm512_set1_pd(FORCE_MAG), fneg = _mm512_set1_pd(-FORCE_MAG);
+    const __m512i one = _mm512_set1_epi64(1), maxep = _mm512_set1_epi64(g.max_steps);
+    const __m128i ones8 = _mm_set1_epi8(1);
+    while (hi - i >= 8) {
+        const int cnt = static_cast<int>(std::min<int64_t>(TB, (hi - i) & ~int64_t{7}));
+        std::memcpy(thb, TH + i, 8 * static_cast<size_t>(cnt));
+        trig_tile(thb, sn, cs, cnt);
+        for (int b = 0; b < cnt; b += 8) {
+            const int64_t j = i + b;
+            const __mmask8 right = _mm512_cmpeq_epi64_mask(_mm512_loadu_si512(g.a + j), one);
+            __m512d nx, nxd, nth, nthd;
+            const __mmask8 term = dynamics8(_mm512_mask_blend_pd(right, fneg, fpos),
+                _mm512_loadu_pd(X + j), _mm512_loadu_pd(XD + j), _mm512_load_pd(thb + b),
+                _mm512_loadu_pd(THD + j), _mm512_load_pd(cs + b), _mm512_load_pd(sn + b), nx, nxd, nth, nthd);
+            _mm512_storeu_pd(X + j, nx); _mm512_storeu_pd(XD + j, nxd);
+            _mm512_storeu_pd(TH + j, nth); _mm512_storeu_pd(THD + j, nthd);
+            _mm_storel_epi64(reinterpret_cast<__m128i*>(g.te + j), _mm_maskz_mov_epi8(term, ones8));
+            if (!full) continue;
+            const __m512i el = _mm512_add_epi64(_mm512_loadu_si512(g.el + j), one);
+            _mm512_storeu_si512(g.el + j, el);
+            const __mmask8 trunc = _mm512_cmpge_epi64_mask(el, maxep);
+            _mm_storel_epi64(reinterpret_cast<__m128i*>(g.tr + j), _mm_maskz_mov_epi8(trunc, ones8));
+            store_aos8(g.o + 4 * j, _mm512_cvtpd_ps(nx), _mm512_cvtpd_ps(nxd), _mm512_cvtpd_ps(nth),
+                       _mm512_cvtpd_ps(nthd));
+            for (unsigned m = static_cast<uint8_t>(term | trunc); m; m &= m - 1) {   // rare
+                end_episode(g, j + __builtin_ctz(m));
+                ++ended;
+            }
+        }
+        i += cnt;
+    }
+#endif
+    for (; i < hi; ++i) {
+        double s[4] = {X[i], XD[i], TH[i], THD[i]};
+        const bool term = cartpole::step(s, static_cast<int>(g.a[i]));
+        X[i] = s[0]; XD[i] = s[1]; TH[i] = s[2]; THD[i] = s[3];
+        g.te[i] = term;
+        if (!full) continue;
+        const bool trunc = ++g.el[i] >= g.max_steps;
+        g.tr[i] = trunc;
+        to_f32(s, g.o + 4 * i);
+        if (term || trunc) { end_episode(g, i); ++ended; }
+    }
+    return ended;
+}
+
+// All N envs, on `threads` OpenMP threads (contiguous runs, multiples of 8 envs) when the
+// batch is large enough to pay for waking them.
+inline int64_t step_all(const StepArgs& g, int threads) {
+    for (int64_t i = 0; i < g.n; ++i)
+        if (g.a[i] != 0 && g.a[i] != 1) throw std::invalid_argument("actions must be 0 or 1");
+    const int nt = g.n >= 4096 ? std::max(1, threads) : 1;
+    if (nt == 1) return step_range(g, 0, g.n);
+    const int64_t chunk = ((g.n + nt - 1) / nt + 7) / 8 * 8;
+    int64_t ended = 0;
+    #pragma omp parallel for num_threads(nt) schedule(static, 1) reduction(+ : ended)
+    for (int k = 0; k < nt; ++k)
+        ended += step_range(g, std::min(g.n, k * chunk), std::min(g.n, (k + 1) * chunk));
+    return ended;
 }
 
 }  // namespace
@@ -713,6 +811,20 @@ struct SimdRollout {
     }
 };
 
+using F64_2 = nb::ndarray<double, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
+using I64_1c = nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+using U64_1c = nb::ndarray<const uint64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+using B_1 = nb::ndarray<bool, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+
+static int64_t state_envs(const F64_2& state) {
+    if (state.shape(0) != 4) throw std::invalid_argument("state must be float64 [4, N]");
+    return static_cast<int64_t>(state.shape(1));
+}
+
+static void check_len(size_t len, int64_t n, const char* what) {
+    if (len != static_cast<size_t>(n)) throw std::invalid_argument(std::string(what) + " must have N entries");
+}
+
 NB_MODULE(STUDY_MODULE_NAME, m) {
     m.doc() = "v5b: OpenMP threads over tiles of environments; SoA float64 dynamics vectorised, "
               "egreedy network as register-blocked AVX-512 matrix products per tile";
@@ -769,6 +881,36 @@ NB_MODULE(STUDY_MODULE_NAME, m) {
         return bad;
     }, nb::arg("seed"), nb::arg("count"));
 #endif
+    m.def("step_dynamics", [](F64_2 state, I64_1c actions, B_1 terminated, int threads) {
+        const int64_t n = state_envs(state);
+        check_len(actions.shape(0), n, "actions");
+        check_len(terminated.shape(0), n, "terminated");
+        const StepArgs g{state.data(), n, actions.data(), nullptr, nullptr, nullptr, 0,
+                         nullptr, terminated.data(), nullptr, nullptr};
+        nb::gil_scoped_release nogil;
+        step_all(g, threads);
+    }, nb::arg("state"), nb::arg("actions"), nb::arg("terminated"), nb::arg("threads") = 1,
+       "One step of N envs with the given actions: state float64 [4, N] in place, terminated out.");
+    m.def("step_autoreset", [](F64_2 state, I64_1 episode, I64_1 elapsed, U64_1c k_reset, I64_1c actions,
+                               int64_t max_steps, F32_2 obs, B_1 terminated, B_1 truncated, F32_2 final_obs,
+                               int threads) {
+        const int64_t n = state_envs(state);
+        for (auto [len, what] : {std::pair{episode.shape(0), "episode"}, {elapsed.shape(0), "elapsed"},
+                                 {k_reset.shape(0), "k_reset"}, {actions.shape(0), "actions"},
+                                 {terminated.shape(0), "terminated"}, {truncated.shape(0), "truncated"}})
+            check_len(len, n, what);
+        if (obs.shape(0) != static_cast<size_t>(n) || obs.shape(1) != 4 ||
+            final_obs.shape(0) != static_cast<size_t>(n) || final_obs.shape(1) != 4)
+            throw std::invalid_argument("obs and final_obs must be float32 [N, 4]");
+        const StepArgs g{state.data(), n, actions.data(), episode.data(), elapsed.data(), k_reset.data(),
+                         max_steps, obs.data(), terminated.data(), truncated.data(), final_obs.data()};
+        nb::gil_scoped_release nogil;
+        return step_all(g, threads);
+    }, nb::arg("state"), nb::arg("episode"), nb::arg("elapsed"), nb::arg("k_reset"), nb::arg("actions"),
+       nb::arg("max_steps"), nb::arg("obs"), nb::arg("terminated"), nb::arg("truncated"),
+       nb::arg("final_obs"), nb::arg("threads") = 1,
+       "RungVectorEnv's step: dynamics, counters, same-step resets, obs and final obs; "
+       "returns the number of episodes that ended.");
     m.attr("TRIG") = V5B_TRIG;
     m.attr("TILE") = TB;
     m.attr("MR") = MR;

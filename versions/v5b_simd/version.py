@@ -31,6 +31,21 @@ def _core(n_envs, egreedy, seed=0, epsilon=0.1, threads=1):
     return mod.Rollout(n_envs, seed, egreedy, epsilon, threads)
 
 
+def make_stepper(n_envs, workers=1):
+    """RungVectorEnv's stepper: one step of N envs with the caller's actions, 8 envs per
+    AVX-512 instruction (the dynamics and sin/cos of generate()), counters, same-step
+    resets and observations in one native call; `workers` OpenMP threads for N >= 4096."""
+    from harness.api import VersionError
+    from native.loader import load
+    from versions.common.vector_env import NativeStepper
+    mod, err = load(MODULE)
+    if err:
+        raise VersionError(err)
+    if not 1 <= workers <= MAX_WORKERS:
+        raise VersionError(f"v5b_simd: workers {workers} is outside 1..{MAX_WORKERS}")
+    return NativeStepper(mod, n_envs, threads=workers)
+
+
 def make_generator(cfg):
     from native.pygen import NativeGenerator
     return NativeGenerator(cfg, _core(cfg.n_envs, cfg.policy == "egreedy", cfg.seed, cfg.epsilon,
