@@ -267,7 +267,7 @@ def balancing_actions(obs, noise_rng, flip_p):
 
 
 def rollout(version, n, steps, seed, workers=1):
-    env = RungVectorEnv(n, seed=seed, version=version, workers=workers)
+    env = RungVectorEnv(n, seed=seed, version=version, stepper_workers=workers)
     obs, _ = env.reset(seed=seed)
     noise = np.random.default_rng(seed)
     flip_p = np.where(np.arange(n) % 3 == 0, 0.45, 0.02)
@@ -347,3 +347,5 @@ def test_native_dynamics_equal_numpy_step(module):
         np.testing.assert_array_equal(state, want_state)
         np.testing.assert_array_equal(term, want_term)
     assert want_term.any() and not want_term.all()
+    with pytest.raises(TypeError):          # a copy would lose the writes: refused instead
+        stepper(np.asfortranarray(state), actions)

@@ -10,10 +10,21 @@ loop that owns its policy needs step(actions). This adapter offers both, honestl
                   `make_stepper(n_envs)` (see below), else the NumPy rung's vectorised step
                   (versions.v1b_numpy.rollout.step: one array operation per line of the
                   reference for all N environments; `numpy_step` here if v1b is absent).
-                  No rung of today exposes a stepper, so step() runs at v1b's speed: the
-                  native rungs keep their step inside generate(). Resets use the
-                  counter-based RNG of WORKLOAD.md, so the initial states equal every
-                  rung's for the same seed.
+                  v4_cpp and v5b_simd define one (native/ C++, GIL released): one call
+                  does the dynamics (cartpole::step in v4; v5b's AVX-512 dynamics and exact
+                  vector sin/cos, 8 envs per instruction), the episode counters, the
+                  500-step truncation, the same-step resets and the float32 observations
+                  and final observations, bit-identical to the NumPy path
+                  (tests/test_vector_env.py). Every other rung uses the NumPy stepper. Quick measurement (busy 2-core machine, a few seconds,
+                  N=4096, random actions so ~155 episodes end per step, whole step() incl.
+                  the Python around it): NumPy stepper ~16 M transitions/s, v4_cpp ~29 M/s,
+                  v5b_simd ~51 M/s; v5b's native call alone ~30 us (~140 M/s); the rest is
+                  Python, mostly building infos["final_obs"] (an object array of
+                  per-env rows, as Gymnasium's API asks). v5b takes RungVectorEnv's
+                  `stepper_workers` as OpenMP threads for N >= 4096 (2 threads were ~2x
+                  slower there, the other core being busy: default 1).
+                  Resets use the counter-based RNG of WORKLOAD.md, so the initial states
+                  equal every rung's for the same seed.
   collect(T)      the rung's own generate(T): environments *and* the actor's policy in the
                   rung's code (the whole speed-up of the ladder). A DQN loop hands over its
                   network with set_weights() and epsilon with set_epsilon(), and gets the
@@ -32,7 +43,7 @@ SyncVectorEnv's; observations float32.
 Use, in place of gym.make_vec("CartPole-v1", N, vector_kwargs={"autoreset_mode":
 AutoresetMode.SAME_STEP}):
 
-    envs = RungVectorEnv(4096, seed=0)
+    envs = RungVectorEnv(4096, seed=0, version="v5b_simd")   # native stepper; None: NumPy
     obs, _ = envs.reset(seed=0)
     obs, rewards, terminated, truncated, infos = envs.step(actions)   # user's actions
 
@@ -45,10 +56,20 @@ and, to let the fastest rung run the actor loop itself (a DQN's data collection)
 
 The stepper protocol a rung may add to its version.py:
 
-    def make_stepper(n_envs):
+    def make_stepper(n_envs[, workers=1]):
         # returns step(state, actions) -> terminated: state float64[4, N] (structure of
         # arrays: x, x_dot, theta, theta_dot) updated in place,
         # actions int64[N] of 0/1, terminated bool[N]; Gymnasium's order of operations.
+        # Optionally the returned object also has the whole step (NativeStepper here):
+        #   step_autoreset(state, episode, elapsed, k_reset, actions, max_steps,
+        #                  obs, terminated, truncated, final_obs) -> episodes ended
+        # with episode, elapsed int64[N] and state updated in place, k_reset uint64[N]
+        # (the RESET keys), obs / final_obs float32[N, 4] and terminated / truncated
+        # bool[N] written (final_obs only in the rows of ended episodes); it must raise
+        # ValueError, changing nothing, for an action other than 0 or 1. RungVectorEnv
+        # then only allocates the outputs and, when episodes ended, builds the infos.
+        # A `workers` parameter, if make_stepper has one, gets RungVectorEnv's
+        # stepper_workers (default 1; `workers` is the generator's, for collect()).
 """
 from __future__ import annotations
 
@@ -163,6 +184,8 @@ class RungVectorEnv(VectorEnv):
 
     version: a version name ("v5b_simd"), a version module, or None. It provides the stepper
              if it defines make_stepper(n_envs), and collect(T) through make_generator.
+    workers: the generator's workers (collect); stepper_workers: the stepper's threads, for
+             a make_stepper that takes `workers` (v5b_simd).
     generator_factory: instead of a version, a callable cfg -> Generator for collect(T).
     """
 
@@ -171,7 +194,7 @@ class RungVectorEnv(VectorEnv):
     def __init__(self, num_envs: int, seed: int = 0, version: Any = None,
                  generator_factory: Optional[Callable] = None, policy: str = "egreedy",
                  weights=None, epsilon: Optional[float] = None, workers: int = 1,
-                 max_episode_steps: int = cp.MAX_EPISODE_STEPS):
+                 max_episode_steps: int = cp.MAX_EPISODE_STEPS, stepper_workers: int = 1):
         if num_envs < 1:
             raise ValueError(f"num_envs must be positive, got {num_envs}")
         self.num_envs = int(num_envs)
@@ -191,8 +214,8 @@ class RungVectorEnv(VectorEnv):
                 takes_workers = "workers" in inspect.signature(maker).parameters
             except (TypeError, ValueError):
                 takes_workers = False
-            self._stepper: Stepper = (maker(self.num_envs, workers=int(workers)) if takes_workers
-                                      else maker(self.num_envs))
+            self._stepper: Stepper = (maker(self.num_envs, workers=int(stepper_workers))
+                                      if takes_workers else maker(self.num_envs))
             self.stepper_source = getattr(self.version_module, "__name__", str(version))
         else:
             self._stepper, self.stepper_source = default_stepper()

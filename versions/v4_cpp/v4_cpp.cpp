@@ -121,11 +121,11 @@ NB_MODULE(_v4_cpp, m) {
         .def("greedy_batch", &SerialRollout::greedy_batch);
     bind_core<SerialRollout>(cls);
     m.def("build_info", []() { return build_info(); });
-    m.def("step_dynamics", &step_dynamics, nb::arg("state"), nb::arg("actions"), nb::arg("terminated"),
+    m.def("step_dynamics", &step_dynamics, nb::arg("state").noconvert(), nb::arg("actions"), nb::arg("terminated").noconvert(),
           "One step of N envs with the given actions: state float64 [4, N] in place, terminated out.");
-    m.def("step_autoreset", &step_autoreset, nb::arg("state"), nb::arg("episode"), nb::arg("elapsed"),
-          nb::arg("k_reset"), nb::arg("actions"), nb::arg("max_steps"), nb::arg("obs"),
-          nb::arg("terminated"), nb::arg("truncated"), nb::arg("final_obs"),
+    m.def("step_autoreset", &step_autoreset, nb::arg("state").noconvert(), nb::arg("episode").noconvert(), nb::arg("elapsed").noconvert(),
+          nb::arg("k_reset"), nb::arg("actions"), nb::arg("max_steps"), nb::arg("obs").noconvert(),
+          nb::arg("terminated").noconvert(), nb::arg("truncated").noconvert(), nb::arg("final_obs").noconvert(),
           "RungVectorEnv's step: dynamics, counters, same-step resets, obs and final obs; "
           "returns the number of episodes that ended.");
 }

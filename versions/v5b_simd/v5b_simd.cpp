@@ -889,7 +889,7 @@ NB_MODULE(STUDY_MODULE_NAME, m) {
                          nullptr, terminated.data(), nullptr, nullptr};
         nb::gil_scoped_release nogil;
         step_all(g, threads);
-    }, nb::arg("state"), nb::arg("actions"), nb::arg("terminated"), nb::arg("threads") = 1,
+    }, nb::arg("state").noconvert(), nb::arg("actions"), nb::arg("terminated").noconvert(), nb::arg("threads") = 1,
        "One step of N envs with the given actions: state float64 [4, N] in place, terminated out.");
     m.def("step_autoreset", [](F64_2 state, I64_1 episode, I64_1 elapsed, U64_1c k_reset, I64_1c actions,
                                int64_t max_steps, F32_2 obs, B_1 terminated, B_1 truncated, F32_2 final_obs,
@@ -906,9 +906,9 @@ NB_MODULE(STUDY_MODULE_NAME, m) {
                          max_steps, obs.data(), terminated.data(), truncated.data(), final_obs.data()};
         nb::gil_scoped_release nogil;
         return step_all(g, threads);
-    }, nb::arg("state"), nb::arg("episode"), nb::arg("elapsed"), nb::arg("k_reset"), nb::arg("actions"),
-       nb::arg("max_steps"), nb::arg("obs"), nb::arg("terminated"), nb::arg("truncated"),
-       nb::arg("final_obs"), nb::arg("threads") = 1,
+    }, nb::arg("state").noconvert(), nb::arg("episode").noconvert(), nb::arg("elapsed").noconvert(), nb::arg("k_reset"), nb::arg("actions"),
+       nb::arg("max_steps"), nb::arg("obs").noconvert(), nb::arg("terminated").noconvert(), nb::arg("truncated").noconvert(),
+       nb::arg("final_obs").noconvert(), nb::arg("threads") = 1,
        "RungVectorEnv's step: dynamics, counters, same-step resets, obs and final obs; "
        "returns the number of episodes that ended.");
     m.attr("TRIG") = V5B_TRIG;
