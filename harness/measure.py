@@ -11,6 +11,9 @@ import time
 from typing import Callable, Dict, List
 
 
+MIN_SAMPLE_S = 0.005      # a timed sample spans at least this long (several calls if need be)
+
+
 def summarise(samples: List[float], transitions: int) -> Dict:
     med = statistics.median(samples)
     q = statistics.quantiles(samples, n=4) if len(samples) >= 4 else [min(samples), med, max(samples)]
@@ -28,7 +31,7 @@ def summarise(samples: List[float], transitions: int) -> Dict:
 
 
 def time_generator(make: Callable[[], object], n_envs: int, steps: int,
-                   budget_s: float = 2.0, min_repeats: int = 3, max_repeats: int = 100,
+                   budget_s: float = 2.0, min_repeats: int = 3, max_repeats: int = 300,
                    progress: Callable[[str], None] = None) -> Dict:
     """Measure generate(T) of the generator `make()` builds.
 
@@ -37,7 +40,9 @@ def time_generator(make: Callable[[], object], n_envs: int, steps: int,
     after it. A second generate(1) probe then tells what one step costs: if `min_repeats`
     calls of `steps` would take much longer than the budget, T is reduced (by factors of 4,
     down to 1) before timing, and the row says so. Nothing is extrapolated: the T in the
-    row is the T that was timed.
+    row is the T that was timed. Each sample is the mean time of enough back-to-back calls
+    to span MIN_SAMPLE_S (`iterations_per_sample` in the row); samples are taken until the
+    budget is spent (at least `min_repeats`, at most `max_repeats`).
     """
     t0 = time.perf_counter()
     gen = make()
@@ -52,15 +57,22 @@ def time_generator(make: Callable[[], object], n_envs: int, steps: int,
         measured_steps = steps
         while measured_steps > 1 and probe_s * measured_steps * min_repeats > 3 * budget_s:
             measured_steps = max(1, measured_steps // 4)
+        t0 = time.perf_counter()
         gen.generate(measured_steps)          # one untimed call at the timed shape
+        per_call = max(time.perf_counter() - t0, 1e-7)
+        # A sample is the mean of `iterations` back-to-back calls, so that a sample of a
+        # very short call (a few microseconds) is not dominated by the clock's resolution
+        # and the budget buys many calls, not just max_repeats of them.
+        iterations = max(1, min(10_000, int(MIN_SAMPLE_S / per_call)))
         samples = []
         deadline = time.perf_counter() + budget_s
         while len(samples) < max_repeats and (len(samples) < min_repeats or time.perf_counter() < deadline):
             t0 = time.perf_counter()
-            gen.generate(measured_steps)
-            samples.append(time.perf_counter() - t0)
+            for _ in range(iterations):
+                gen.generate(measured_steps)
+            samples.append((time.perf_counter() - t0) / iterations)
             if progress:
-                progress(f"{len(samples)} calls")
+                progress(f"{len(samples)} samples")
     finally:
         gen.close()
     row = summarise(samples, n_envs * measured_steps)
@@ -70,5 +82,6 @@ def time_generator(make: Callable[[], object], n_envs: int, steps: int,
         "construct_s": construct_s,
         "warmup_s": warmup_s,
         "startup_s": construct_s + max(0.0, warmup_s - probe_s),
+        "iterations_per_sample": iterations,
     })
     return row
