@@ -347,7 +347,7 @@ def render(ctx):
             "`--actor thread` overlaps for them). Overlapped, the actor uses weights one round "
             "stale, so its rounds to solve can differ from the alternating run's. A known bias: "
             "T_gen comes from throughput rows taken at epsilon 0.1, while training runs at epsilon "
-            "1 → 0.01; a rung that skips the network for exploring environments (v1 does) generates "
+            f"{cfg['eps_start']} → {cfg['eps_end']}; a rung that skips the network for exploring environments (v1 does) generates "
             "faster than estimated in the first rounds and a little slower afterwards, so a short, "
             "capped run of a slow rung comes in under its estimate.")
     st = sweep_table(ctx)
