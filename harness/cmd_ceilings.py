@@ -10,6 +10,10 @@ the bench, never assumed from a datasheet:
   transitions per second any implementation can store.
 - float32 GEMM: NumPy's matmul (OpenBLAS sgemm) on 2048 x 2048 matrices, in a subprocess
   with OPENBLAS_NUM_THREADS = 1 and = the core count; flop count 2*n^3.
+- float32 FMA peak: harness/probes/fma_peak.c, compiled here with -march=native, runs 12
+  independent chains of the widest vector fused multiply-add per thread: what the cores
+  can issue at best. A hand-blocked kernel on a small problem can beat the library's
+  GEMM (which pays for packing large matrices), never this.
 """
 from __future__ import annotations
 
@@ -93,6 +97,45 @@ def probe_bandwidth(threads, quick):
     return out
 
 
+PROBE_SRC = ROOT / "harness" / "probes" / "fma_peak.c"
+PROBE_BIN = ROOT / "build" / "probes" / "fma_peak"
+
+
+def build_fma_probe():
+    """Compile the FMA probe if needed; return (path, None) or (None, reason)."""
+    cc = os.environ.get("CC", "gcc")
+    flags = ["-O2", "-march=native", "-ffp-contract=fast", "-fopenmp"]
+    if PROBE_BIN.exists() and PROBE_BIN.stat().st_mtime >= PROBE_SRC.stat().st_mtime:
+        return PROBE_BIN, " ".join([cc] + flags)
+    PROBE_BIN.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        p = subprocess.run([cc, *flags, str(PROBE_SRC), "-o", str(PROBE_BIN)],
+                           capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return None, f"cannot run {cc}: {e}"
+    if p.returncode != 0:
+        return None, f"{cc} failed: {p.stderr.strip()[-200:]}"
+    return PROBE_BIN, " ".join([cc] + flags)
+
+
+def probe_fma(threads, quick):
+    """Median GFLOP/s of the FMA probe with `threads` threads, or None and the reason."""
+    import statistics
+    exe, how = build_fma_probe()
+    if exe is None:
+        return None, how
+    iters = 50_000_000 if quick else 200_000_000
+    samples, lanes = [], None
+    for _ in range(3 if quick else 5):
+        p = subprocess.run([str(exe), str(threads), str(iters)], capture_output=True, text=True,
+                           timeout=300, env=dict(os.environ, OMP_NUM_THREADS=str(threads)))
+        if p.returncode != 0:
+            return None, f"probe exit {p.returncode}"
+        t, lanes, secs, flops, _ = p.stdout.split()
+        samples.append(float(secs))
+    return {"samples_s": samples, "flops": float(flops), "lanes": int(lanes), "how": how}, None
+
+
 def cmd_ceilings(args):
     if args.probe == "gemm":
         print(json.dumps(probe_gemm(args.quick)))
@@ -131,6 +174,19 @@ def measure(quick=False, progress=None):
             "unit": "GFLOP/s", "method": f"numpy.matmul float32 {g['n']}x{g['n']} ({g.get('blas') or 'OpenBLAS sgemm'})",
             "samples_s": g["samples_s"], "quick": quick}))
         if progress:
+            progress.note(f"float32 FMA peak, {threads} thread(s)")
+        f, why = probe_fma(threads, quick)
+        if f is None:
+            print(f"ceilings: FMA probe unavailable: {why}", file=sys.stderr)
+        else:
+            med = statistics.median(f["samples_s"])
+            rows.append(results.append("ceilings", {
+                "ceiling": "fma_f32", "threads": threads, "value": f["flops"] / med / 1e9,
+                "unit": "GFLOP/s",
+                "method": f"harness/probes/fma_peak.c: 12 independent {f['lanes']}-lane float32 "
+                          f"FMA chains per thread ({f['how']})",
+                "samples_s": f["samples_s"], "quick": quick}))
+        if progress:
             progress.note(f"memory bandwidth, {threads} thread(s)")
         b = _probe("bandwidth", threads, quick)
         for kind, d in b.items():
@@ -139,7 +195,8 @@ def measure(quick=False, progress=None):
                 "ceiling": f"bandwidth_{kind}", "threads": threads,
                 "value": d["bytes"] / med / 1e9, "unit": "GB/s",
                 "method": f"numpy {kind} of {d['bytes'] // (2 if kind == 'copy' else 1) >> 20} MiB "
-                          f"in {threads} thread(s); copy counts bytes read + written",
+                          f"in {threads} thread(s)"
+                          + ("; counts bytes read + written" if kind == "copy" else "; bytes written"),
                 "samples_s": d["samples_s"], "quick": quick}))
     return rows
 

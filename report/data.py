@@ -53,6 +53,14 @@ def fraction_of_peak(ctx, policy: str, tps: float) -> Tuple[Optional[float], str
     return None, ""
 
 
+def fraction_of_fma(ctx, tps: float) -> Optional[float]:
+    """egreedy throughput in MLP flops over the measured float32 FMA peak, if measured."""
+    c = ceilings(ctx)
+    if "fma_f32" not in c:
+        return None
+    return tps * MLP_FLOPS_PER_TRANSITION / (c["fma_f32"]["value"] * 1e9)
+
+
 def machines(ctx) -> List[dict]:
     seen = {}
     for kind in ("throughput", "ceilings", "peers", "learner", "train"):

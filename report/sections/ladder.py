@@ -3,7 +3,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from report.context import fmt_si, fmt_time, md_table
-from report.data import ladder_shapes, ceilings, fraction_of_peak, ladder_rows, version_key
+from report.data import (ceilings, fraction_of_fma, fraction_of_peak, ladder_rows,
+                         ladder_shapes, version_key)
 
 ORDER = 10
 
@@ -21,6 +22,10 @@ def table(ctx, policy, n, t):
         if r["steps"] != r.get("requested_steps", r["steps"]):
             mark, reduced = "†", True
         frac, which = fraction_of_peak(ctx, policy, tps)
+        fma = fraction_of_fma(ctx, tps) if policy == "egreedy" else None
+        peak = f"{100 * frac:.3g}%" if frac is not None else "-"
+        if fma is not None:
+            peak += f" ({100 * fma:.3g}% of FMA)"
         out.append((
             f"`{r['version']}`", r["title"],
             r["workers"] if r.get("parallel") else "-",
@@ -28,7 +33,7 @@ def table(ctx, policy, n, t):
             f"{tps:,.0f}",
             f"{tps / base['transitions_per_s']:,.1f}" if base else "-",
             f"{tps / prev:,.2f}" if prev else "-",
-            f"{100 * frac:.3g}%" if frac is not None else "-",
+            peak,
         ))
         prev = tps
     head = ["Version", "Implementation", "Workers", f"Time per batch ({n}x{t})", "Transitions/s",
@@ -84,6 +89,10 @@ def render(ctx):
           "float32 GEMM peak"
         + (f" ({c['gemm_f32']['value']:.3g} GFLOP/s, {c['gemm_f32']['threads']} threads)"
            if "gemm_f32" in c else "")
+        + "; in brackets, of the cores' measured float32 FMA peak"
+        + (f" ({c['fma_f32']['value']:.3g} GFLOP/s)" if "fma_f32" in c else "")
+        + ", which no kernel can pass (a hand-blocked kernel on this small network can pass the "
+          "library's GEMM, which pays for packing large matrices)"
         + ". The bandwidth ceiling is DRAM's (arrays far larger than the caches); a batch small "
           "enough to stay in cache can be written faster, so that fraction can pass 100%. "
           "See *Machine ceilings* below for how each was measured.\n")
