@@ -365,3 +365,19 @@ def render(ctx):
             parts.append("")
             parts.append(f"Reduced run: {sel[-1]['reduced']}.")
     return "\n".join(parts)
+
+
+def headline(ctx) -> str:
+    """One measured sentence for the README: generation speedup against training speedup."""
+    tab = est.e2e_table(ctx.rows("throughput"), ctx.rows("train"), ctx.rows("learner"))
+    if tab["missing"]:
+        return ""
+    fastest = max(tab["rows"], key=lambda r: r["speedup_alt"])
+    lc = tab["inputs"]["learner"]
+    return (f"End to end, with the DQN learner measured on this machine's "
+            f"{lc.get('device', 'cpu')} ({tab['inputs']['t_update'] * 1e3:.2f} ms an update): "
+            f"the fastest rung, `{fastest['version']}`, generates the training batch "
+            f"{_x(fastest['gen_speedup'])} faster than v1, and the agent is estimated to be trained "
+            f"{_x(fastest['speedup_alt'])} sooner ({_x(fastest['speedup_overlap'])} with generation "
+            f"and learning overlapped; the bound with free generation is "
+            f"{_x(tab['inputs']['bound_speedup'])}): the learner is now the wall.")
