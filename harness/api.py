@@ -9,7 +9,12 @@ A version is a folder `versions/vK_name/` holding a module `version.py` with:
     def available() -> str | None      None if it can run here, else the reason it cannot
     def make_generator(cfg: GenConfig) -> Generator
 
-and optionally, for the micro-benchmarks:
+and optionally:
+
+    SERIAL_BASE  str   for a parallel rung: the serial rung its crossover (throughput
+                       against N) is measured against in the report, e.g. "v1_python"
+
+and, for the micro-benchmarks:
 
     def micro_step(n_envs) -> callable      one env step of n_envs environments
     def micro_forward(n_envs) -> callable   one policy forward pass for n_envs observations

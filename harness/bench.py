@@ -224,7 +224,8 @@ def cmd_bench(args):
             prog.step()
             continue
         row = {"version": v.name, "number": v.number, "title": v.title,
-               "parallel": v.parallel, "source_hash": results.source_hash(source_paths(v)),
+               "parallel": v.parallel, "serial_base": getattr(v.module, "SERIAL_BASE", None),
+               "source_hash": results.source_hash(source_paths(v)),
                "policy": c.policy, "n_envs": c.n_envs, "workers": c.workers,
                "purpose": c.purpose, "quick": quick, **m}
         full = results.append("throughput", row)

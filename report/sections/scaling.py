@@ -31,7 +31,8 @@ def sweep_series(ctx, policy):
 
 
 def serial_baseline(name, names, parallel):
-    """The nearest rung below `name` that has no parallelism."""
+    """The nearest rung below `name` that has no parallelism (when the rung declares no
+    SERIAL_BASE of its own)."""
     below = [v for v in names if version_key(v) < version_key(name) and not parallel.get(v)]
     return max(below, key=version_key) if below else None
 
@@ -80,6 +81,7 @@ def render(ctx):
             fig.tight_layout()
             parts += [f"![Scaling with workers]({ctx.savefig(fig, 'scaling_workers')})", ""]
     parallel = {r["version"]: r.get("parallel") for r in ctx.throughput()}
+    declared = {r["version"]: r.get("serial_base") for r in ctx.throughput() if r.get("serial_base")}
     texts = []
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
     drew = False
@@ -104,7 +106,7 @@ def render(ctx):
         for v in sorted(series, key=version_key):
             if not parallel.get(v):
                 continue
-            b = serial_baseline(v, names, parallel)
+            b = declared.get(v) if declared.get(v) in series else serial_baseline(v, names, parallel)
             if not b:
                 continue
             n, ns = crossover(series[v], series[b])
@@ -122,7 +124,8 @@ def render(ctx):
         fig.tight_layout()
         parts += ["### Throughput against N", "",
                   "Each rung at T=32 over N from 1 to 4096 (parallel rungs with 2 workers). "
-                  "Where a parallel rung's line crosses the serial rung below it is where its "
+                  "Where a parallel rung's line crosses the serial rung it parallelises "
+                  "(its SERIAL_BASE) is where its "
                   "overhead (process wake-up, synchronisation, thread start) is paid for:", "",
                   "\n".join(texts) if texts else "- no parallel rung with a serial baseline measured yet.", "",
                   f"![Throughput against N]({ctx.savefig(fig, 'throughput_vs_n')})", ""]

@@ -4,6 +4,7 @@ TITLE = "Python, processes"
 SUMMARY = ("v1's step in persistent worker processes, each owning a slice of the "
            "environments and writing its columns of the batch into shared memory")
 PARALLEL = "workers"
+SERIAL_BASE = "v1_python"   # the serial rung the report's crossover compares it with
 MAX_WORKERS = 64
 VERIFY_WORKERS = (1, 2, 3)
 

@@ -6,6 +6,7 @@ TITLE = "Numba, threads"
 SUMMARY = ("v3's kernel with prange over environments: --workers Numba threads, each "
            "running whole environments for all T steps")
 PARALLEL = "threads"
+SERIAL_BASE = "v3_numba"   # the serial rung the report's crossover compares it with
 
 
 def _thread_limit():

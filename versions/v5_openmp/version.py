@@ -4,6 +4,7 @@ TITLE = "C++, OpenMP"
 SUMMARY = ("v4's loop with an OpenMP parallel region over contiguous, cache-line-aligned "
            "blocks of environments; --workers threads from a pool started once")
 PARALLEL = "threads"
+SERIAL_BASE = "v4_cpp"   # the serial rung the report's crossover compares it with
 MODULE = "_v5_openmp"
 VERIFY_WORKERS = (1, 2, 3, 4)
 MAX_WORKERS = 64

@@ -4,6 +4,7 @@ TITLE = "C++, OpenMP + SIMD"
 SUMMARY = ("v5 over tiles of environments: SoA float64 dynamics and exact vector sin/cos "
            "across environments, egreedy network as register-blocked AVX-512 matrix products")
 PARALLEL = "threads"
+SERIAL_BASE = "v4_cpp"   # the serial rung the report's crossover compares it with
 MODULE = "_v5b_simd"
 VERIFY_WORKERS = (1, 2, 3, 4)
 MAX_WORKERS = 64

@@ -5,6 +5,7 @@ SUMMARY = ("MPI ranks each run the shared C++ rollout on a contiguous slice of t
            "environments; one gather collective with derived datatypes lands every block in the "
            "time-major batch, in memory shared with Python")
 PARALLEL = "ranks"
+SERIAL_BASE = "v4_cpp"   # the serial rung the report's crossover compares it with
 VERIFY_WORKERS = (1, 2, 3)
 
 
