@@ -171,7 +171,7 @@ def make_generator(cfg):
 '''
 
 NEW_ROLLOUT = '''"""{name}: the rollout. Fill in generate(); `python -m harness verify --version {name}`
-tells you when it meets ../../shared/WORKLOAD.md (the contract)."""
+tells you when it meets WORKLOAD.md at the top of the repository (the contract)."""
 from harness.api import Generator as Base, GenConfig, empty_batch
 
 

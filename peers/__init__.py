@@ -1,6 +1,6 @@
 """Peers: other people's CartPole-v1 implementations, timed beside the ladder.
 
-They do not meet shared/WORKLOAD.md to the letter (their own RNGs; some reset on the step
+They do not meet WORKLOAD.md to the letter (their own RNGs; some reset on the step
 after an episode ends; gymnax keeps float32 state), so they are not versions: the harness
 times them with the same harness.measure.time_generator, in the same `make bench`, and
 writes rows of kind "peers". Each peer is a class with generate(T) and close(), built by
