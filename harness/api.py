@@ -25,7 +25,7 @@ buffers it reuses: they are valid until the next call of `generate`.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Dict, Optional
 
 import numpy as np

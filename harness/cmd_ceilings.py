@@ -119,8 +119,8 @@ def build_fma_probe():
 
 
 def probe_fma(threads, quick):
-    """Median GFLOP/s of the FMA probe with `threads` threads, or None and the reason."""
-    import statistics
+    """Timed runs of the FMA probe with `threads` threads: ({samples, flops, ...}, None),
+    or (None, the reason it could not run)."""
     exe, how = build_fma_probe()
     if exe is None:
         return None, how

@@ -26,7 +26,7 @@ import tempfile
 import time
 
 from . import results
-from .api import GenConfig, VersionError
+from .api import GenConfig
 
 BENCH_STAGE = (40, "MPI gather cost")
 KIND = "mpi"

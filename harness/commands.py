@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .api import POLICIES, WEIGHT_KEYS, GenConfig, VersionError, check_weights
+from .api import POLICIES, GenConfig, VersionError, check_weights
 from .cli_util import check_memory, epsilon_float, positive_int, seed_int
 from .discover import VERSIONS_DIR, discover, get_version
 from .progress import Progress
@@ -200,7 +200,6 @@ Measured numbers only (`make bench`), and where the time goes (profiled).
 
 
 def cmd_new(args):
-    import re
     from .discover import NAME_RE
     name = args.name
     m = NAME_RE.match(name)

@@ -28,7 +28,7 @@ from typing import Callable, Dict, List, Optional
 
 import numpy as np
 
-from .api import WEIGHT_KEYS, GenConfig, VersionError
+from .api import GenConfig, VersionError
 
 ROW_WIDTH = 11          # obs(4) next_obs(4) action reward terminated, one float32 row
 
@@ -664,7 +664,6 @@ def measure_learner(cfg: TrainConfig, n_updates: int = 200, reps: int = 5,
     torch.set_num_threads(cfg.torch_threads)
     learner = Learner(cfg)
     rs = np.random.default_rng(0)
-    m = cfg.envs * cfg.steps
     fake = {"obs": rs.normal(0, 0.1, (cfg.steps, cfg.envs, 4)).astype(np.float32),
             "next_obs": rs.normal(0, 0.1, (cfg.steps, cfg.envs, 4)).astype(np.float32),
             "action": rs.integers(0, 2, (cfg.steps, cfg.envs)).astype(np.int64),

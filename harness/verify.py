@@ -16,12 +16,12 @@
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional
 
 import numpy as np
 
-from .api import GenConfig, VersionError, balancing_weights, check_weights, init_weights
+from .api import GenConfig, VersionError, balancing_weights, check_weights
 from versions.common import rng
 from versions.common.cartpole import ARRAY_NAMES
 

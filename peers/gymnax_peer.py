@@ -7,7 +7,6 @@ call at a given T compiles; that compile time lands in startup_s, not in the thr
 """
 from __future__ import annotations
 
-import numpy as np
 
 from harness.api import DEFAULT_EPSILON, init_weights
 

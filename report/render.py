@@ -8,7 +8,6 @@ headline table (between the headline markers) is refreshed from the same rows.
 from __future__ import annotations
 
 import importlib
-import os
 import pkgutil
 import re
 import traceback

@@ -1,6 +1,4 @@
 """The DQN learner, the train command and the end-to-end estimate (fast: well under a minute)."""
-import json
-import math
 
 import numpy as np
 import pytest

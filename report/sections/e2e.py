@@ -6,7 +6,7 @@ import statistics
 import numpy as np
 
 from harness import estimate as est
-from report.context import fmt_si, fmt_time, md_table
+from report.context import fmt_time, md_table
 
 ORDER = 50
 

@@ -1,6 +1,4 @@
 """The report's opening: the question, the workload, where the numbers come from."""
-import time
-
 from report.data import machines
 
 ORDER = 0

@@ -1,6 +1,5 @@
 """The refinement tables, in the form of the matrix-multiply table, and the ladder figure."""
 import matplotlib.pyplot as plt
-import numpy as np
 
 from report.context import fmt_si, fmt_time, md_table
 from report.data import (ceilings, fraction_of_fma, fraction_of_peak, ladder_rows,

@@ -40,11 +40,22 @@ def serial_baseline(name, names, parallel):
 def crossover(par, base):
     """Smallest N from which `par` beats `base` at every larger measured N."""
     ns = sorted(set(par) & set(base))
-    winners = [n for n in ns if par[n] > base[n]]
     for i, n in enumerate(ns):
         if all(par[m] > base[m] for m in ns[i:]):
             return n, ns
     return None, ns
+
+
+def log_axes(ax, xlabel, title, legend_size):
+    """Log-log axes (base 2 on x) with the labels and grid both figures share."""
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("transitions / s")
+    ax.set_title(title)
+    ax.grid(alpha=0.3, which="both")
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=legend_size)
 
 
 def render(ctx):
@@ -70,14 +81,7 @@ def render(ctx):
                         continue
                     ws = sorted(d)
                     ax.plot(ws, [d[w]["transitions_per_s"] for w in ws], "o-", label=v)
-                ax.set_xscale("log", base=2)
-                ax.set_yscale("log")
-                ax.set_xlabel("workers")
-                ax.set_ylabel("transitions / s")
-                ax.set_title(f"{p}, N=4096, T=32")
-                ax.grid(alpha=0.3, which="both")
-                if ax.get_legend_handles_labels()[0]:
-                    ax.legend(fontsize=8)
+                log_axes(ax, "workers", f"{p}, N=4096, T=32", 8)
             fig.tight_layout()
             parts += [f"![Scaling with workers]({ctx.savefig(fig, 'scaling_workers')})", ""]
     parallel = {r["version"]: r.get("parallel") for r in ctx.throughput()}
@@ -94,14 +98,7 @@ def render(ctx):
             drew = True
             ax.plot([n for n, _ in pts], [t for _, t in pts], "o-" if not parallel.get(v) else "s--",
                     label=v + (" (2 workers)" if parallel.get(v) else ""))
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_xlabel("N environments")
-        ax.set_ylabel("transitions / s")
-        ax.set_title(f"{p}, T=32")
-        ax.grid(alpha=0.3, which="both")
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=7)
+        log_axes(ax, "N environments", f"{p}, T=32", 7)
         names = list(series)
         for v in sorted(series, key=version_key):
             if not parallel.get(v):

@@ -3,8 +3,7 @@
 One environment's step (RNG, policy, Euler step, same-step reset) is compiled code;
 `run_block` steps a block of environments T times, time outer and environment inner;
 `rollout_serial` runs it over all environments (v3) and `rollout_parallel` spreads blocks
-of 64 environments over threads with prange (v3b). (`run_env`, environment outer, is the
-first version of the loop; it is kept for the NOTES' comparison.) Because every
+of 64 environments over threads with prange (v3b). Because every
 environment is computed by the same code and no value crosses environments, the batch
 is the same for any number of threads. Both live in this one file so that Numba's
 on-disk cache (cache=True: compiled code in __pycache__/ next to this file, or in
@@ -109,48 +108,6 @@ def greedy(o, w1, b1, w2t, b2, w3, b3, h1, h2):
 
 
 @njit(cache=True)
-def run_env(i, T, t0, state, episode, elapsed, k_reset, k_action, k_explore,
-            egreedy, epsilon, w1, b1, w2t, b2, w3, b3,
-            obs, action, next_obs, terminated, truncated):
-    """Environment i's T steps; writes column i of the outputs, updates its state."""
-    s = np.empty(4, np.float64)
-    o = np.empty(4, np.float32)
-    H = b1.shape[0]
-    h1 = np.empty(H, np.float32)
-    h2 = np.empty(H, np.float32)
-    for j in range(4):
-        s[j] = state[i, j]
-        o[j] = np.float32(s[j])
-    ep = episode[i]
-    el = elapsed[i]
-    for t in range(T):
-        ctr = np.uint64(t0 + t)
-        a = np.int64(mix(k_action[i] ^ ctr) >> S63)
-        if egreedy and not u01(mix(k_explore[i] ^ ctr)) < epsilon:
-            a = greedy(o, w1, b1, w2t, b2, w3, b3, h1, h2)
-        term = step(s, a)
-        el += 1
-        trunc = el >= MAX_EPISODE_STEPS
-        for j in range(4):
-            obs[t, i, j] = o[j]
-            o[j] = np.float32(s[j])
-            next_obs[t, i, j] = o[j]
-        action[t, i] = a
-        terminated[t, i] = term
-        truncated[t, i] = trunc
-        if term or trunc:                               # same-step auto-reset
-            ep += 1
-            el = 0
-            reset_state(k_reset[i], ep, s)
-            for j in range(4):
-                o[j] = np.float32(s[j])
-    for j in range(4):
-        state[i, j] = s[j]
-    episode[i] = ep
-    elapsed[i] = el
-
-
-@njit(cache=True)
 def run_block(lo, hi, T, t0, state, episode, elapsed, k_reset, k_action, k_explore,
               egreedy, epsilon, w1, b1, w2t, b2, w3, b3,
               obs, action, next_obs, terminated, truncated):
@@ -159,7 +116,8 @@ def run_block(lo, hi, T, t0, state, episode, elapsed, k_reset, k_action, k_explo
     Consecutive environments are independent, so the CPU overlaps one environment's
     step (a chain of dependent divisions and two libm calls) with the next one's, and
     each time row of the outputs is written contiguously. The arithmetic of every
-    environment is exactly run_env's: only the order in which environments take turns
+    environment is the same whatever the loop order (an earlier version ran each
+    environment's T steps in turn): only the order in which environments take turns
     changes, which no value depends on.
     """
     s = np.empty(4, np.float64)
