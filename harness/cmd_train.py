@@ -79,7 +79,8 @@ def register(sub):
     p.add_argument("--grad-clip", type=float, default=d.grad_clip,
                    help="clip the gradient norm to this (0: no clipping)")
     p.add_argument("--weight-decay", type=float, default=d.weight_decay, help="AdamW weight decay")
-    p.add_argument("--double", action="store_true", help="Double DQN targets")
+    p.add_argument("--double", action=argparse.BooleanOptionalAction, default=d.double,
+                   help="Double DQN targets (the action of the target chosen by the policy network)")
     p.add_argument("--seed", type=seed_int, default=0)
     p.add_argument("--seeds", type=positive_int("--seeds"), default=1,
                    help="run seeds S..S+K-1 as independent experiments in parallel and record "
@@ -171,9 +172,9 @@ def cmd_train(args):
 
 # --------------------------------------------------------------------------- bench stage
 
-# The sweep grid is relative to the defaults: U x {1/2, 1, 2}, lr x {1/2, 1, 2} (full mode)
-# (U factor, lr factor) relative to the defaults
-FULL_SWEEP = ((0.5, 1.0), (1.0, 1.0), (1.0, 2.0))
+# The sweep grid, (U factor, lr factor) relative to the defaults (lr is the rate of round 0;
+# the decay's end point stays): U x {1/2, 1} at the default rate, lr x {1/2, 2} at the default U
+FULL_SWEEP = ((0.5, 1.0), (1.0, 1.0), (1.0, 0.5), (1.0, 2.0))
 QUICK_SWEEP = ((0.5, 1.0), (1.0, 1.0))
 FULL_SEEDS, QUICK_SEEDS = 5, 2
 SWEEP_SEEDS, QUICK_SWEEP_SEEDS = 2, 1

@@ -237,8 +237,15 @@ def sweep_table(ctx):
                     statistics.median(r["rounds"] for r in rs),
                     f"{wall:.1f} s" if wall is not None else "not all solved",
                     "**selected**" if chosen == (U, lr) else ""))
-    return md_table(["Updates per round U", "Learning rate", "Seeds solved", "Median rounds",
+    return md_table(["Updates per round U", "Learning rate (at round 0)", "Seeds solved", "Median rounds",
                      "Median wall-clock to solve", ""], out)
+
+
+def _lr_text(cfg) -> str:
+    if cfg.get("lr_end", 0) > 0:
+        return (f"{cfg['lr']:g}, decaying linearly to {cfg['lr_end']:g} over "
+                f"{cfg['lr_decay_rounds']} rounds")
+    return f"{cfg['lr']:g}"
 
 
 def render(ctx):
@@ -254,7 +261,8 @@ def render(ctx):
     parts.append(
         "Transitions per second are not the goal; a trained agent is. A DQN learner (the PyTorch "
         "tutorial's: 4-128-128-2 policy and target networks, Huber loss, AdamW, discount "
-        f"{cfg['gamma']}, target network {'copied every ' + str(cfg['target_period']) + ' updates' if cfg['target'] == 'hard' else 'soft-updated with tau ' + str(cfg['tau'])}) "
+        f"{cfg['gamma']}, target network {'copied every ' + str(cfg['target_period']) + ' updates' if cfg['target'] == 'hard' else 'soft-updated with tau ' + str(cfg['tau'])}"
+        f"{'; Double DQN targets' if cfg.get('double') else ''}; learning rate {_lr_text(cfg)}) "
         "trains in rounds: the rung generates N=20 x T=32 transitions, they go into a "
         f"{cfg['buffer_size']:,}-transition ring buffer, the learner takes U={cfg['updates_per_round']} "
         f"updates on minibatches of {cfg['batch_size']}, and the new weights go back to the actor "
