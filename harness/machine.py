@@ -68,8 +68,15 @@ def software() -> dict:
 @functools.lru_cache(None)
 def git_state() -> dict:
     commit = _cmd("git", "rev-parse", "HEAD")
-    dirty = bool(_cmd("git", "status", "--porcelain", "--untracked-files=no"))
+    # Dirty means the measured code differs from the commit: the bench's own outputs (rows,
+    # the rendered report and its figures, the README headline) do not count, so that a
+    # bench started after clearing the old results still records a clean tree.
+    dirty = bool(_cmd("git", "status", "--porcelain", "--untracked-files=no", "--", ".",
+                      *(f":(exclude){p}" for p in GENERATED_PATHS)))
     return {"commit": commit or None, "dirty": dirty}
+
+
+GENERATED_PATHS = ("results", "report/REPORT.md", "report/figures", "README.md")
 
 
 def provenance() -> dict:

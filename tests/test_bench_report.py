@@ -66,3 +66,27 @@ def test_ctrl_c_leaves_results_readable(tmp_path):
     for line in lines:
         row = json.loads(line)                  # every row parses: none half-written
         assert row["transitions_per_s"] > 0
+
+
+def test_dirty_flag_ignores_the_benchs_own_outputs(tmp_path, monkeypatch):
+    """Provenance says 'dirty' when measured code differs from the commit, not when the
+    bench's outputs (results/, the report, the README headline) were cleared or rewritten."""
+    from harness import machine
+
+    repo = tmp_path / "repo"
+    for rel in ("harness/code.py", "results/rows.jsonl", "report/REPORT.md", "README.md"):
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text("v1\n")
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(git + ["-C", str(repo), "add", "-A"], check=True)
+    subprocess.run(git + ["-C", str(repo), "commit", "-qm", "init"], check=True)
+    monkeypatch.setattr(machine, "ROOT", repo)
+    state = machine.git_state.__wrapped__
+    assert state()["dirty"] is False and state()["commit"]
+    (repo / "results" / "rows.jsonl").unlink()
+    (repo / "report" / "REPORT.md").write_text("v2\n")
+    (repo / "README.md").write_text("v2\n")
+    assert state()["dirty"] is False
+    (repo / "harness" / "code.py").write_text("v2\n")
+    assert state()["dirty"] is True
