@@ -42,12 +42,13 @@ class TrainConfig:
     Before they were adopted, 20 runs on v5b_simd (seeds 0-9, alternating and pipelined)
     all solved within 500 rounds; the tutorial-like settings used before (constant rate,
     soft target, no Double DQN) had solved 3 of 5. Measured on the way (v5b_simd, cap 500
-    rounds): a constant rate of 2.3e-3 (no Double DQN) solved 0 of 5; decaying to 2e-4 over
-    150 rounds, with Double DQN, 10 of 10 alternating but 4 of 5 pipelined; decaying to
+    rounds): a constant rate of 2.3e-3 (no Double DQN, final epsilon 0.04) solved 0 of 5;
+    decaying to 2e-4 over 150 rounds, with Double DQN and final epsilon 0.02, 10 of 10
+    alternating but 4 of 5 pipelined (1 of 5 with the target copied every 512 updates
+    instead of once a round, 4 of 5 with minibatches of 128); decaying to
     5e-5, 10 of 10 alternating and 9 of 10 pipelined (one run lost its policy after the
     rate had decayed); with a 500k buffer as well (no transition overwritten within 500
-    rounds, so early failures stay in the samples) 10 of 10 both ways. A target copied every 512
-    updates instead of once a round solved 1 of 5."""
+    rounds, so early failures stay in the samples) 10 of 10 both ways."""
     version: str = "v1_python"      # which rung generates the transitions
     envs: int = 20                  # N environments per round (the study's batch)
     steps: int = 32                 # T steps per round
