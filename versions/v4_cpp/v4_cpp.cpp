@@ -30,25 +30,6 @@ struct SerialRollout : Core {
 
 // --- The stepper of RungVectorEnv (versions/common/vector_env.py): one step of N
 // environments with the caller's actions, state in the caller's NumPy arrays. ---------
-using F64_2 = nb::ndarray<double, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
-using I64_1c = nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
-using U64_1c = nb::ndarray<const uint64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
-using B_1 = nb::ndarray<bool, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
-
-static int64_t state_envs(const F64_2& state) {
-    if (state.shape(0) != 4) throw std::invalid_argument("state must be float64 [4, N]");
-    return static_cast<int64_t>(state.shape(1));
-}
-
-static void check_len(size_t len, int64_t n, const char* what) {
-    if (len != static_cast<size_t>(n)) throw std::invalid_argument(std::string(what) + " must have N entries");
-}
-
-static void check_actions(const int64_t* a, int64_t n) {
-    for (int64_t i = 0; i < n; ++i)
-        if (a[i] != 0 && a[i] != 1) throw std::invalid_argument("actions must be 0 or 1");
-}
-
 // Dynamics only (the plain stepper protocol): state [4, N] in place -> terminated [N].
 static void step_dynamics(F64_2 state, I64_1c actions, B_1 terminated) {
     const int64_t n = state_envs(state);

@@ -18,28 +18,16 @@ def build_info():
 
 
 def _core(n_envs, egreedy, seed=0, epsilon=0.1):
-    from native.loader import load
-    mod, err = load(MODULE)
-    if err:
-        from harness.api import VersionError
-        raise VersionError(err)
-    return mod.Rollout(n_envs, seed, egreedy, epsilon)
-
-
-def _module():
-    from native.loader import load
-    mod, err = load(MODULE)
-    if err:
-        from harness.api import VersionError
-        raise VersionError(err)
-    return mod
+    from native.loader import require
+    return require(MODULE).Rollout(n_envs, seed, egreedy, epsilon)
 
 
 def make_stepper(n_envs):
     """RungVectorEnv's stepper: one serial C++ step of N envs with the caller's actions
     (cartpole::step), counters, same-step resets and observations in one native call."""
+    from native.loader import require
     from versions.common.vector_env import NativeStepper
-    return NativeStepper(_module(), n_envs)
+    return NativeStepper(require(MODULE), n_envs)
 
 
 def make_generator(cfg):

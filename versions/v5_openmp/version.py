@@ -22,14 +22,8 @@ def build_info():
 
 
 def _core(n_envs, egreedy, seed=0, epsilon=0.1, threads=1):
-    from harness.api import VersionError
-    from native.loader import load
-    mod, err = load(MODULE)
-    if err:
-        raise VersionError(err)
-    if not 1 <= threads <= MAX_WORKERS:
-        raise VersionError(f"v5_openmp: --workers {threads} is outside 1..{MAX_WORKERS}")
-    return mod.Rollout(n_envs, seed, egreedy, epsilon, threads)
+    from native.loader import require
+    return require(MODULE, threads, MAX_WORKERS).Rollout(n_envs, seed, egreedy, epsilon, threads)
 
 
 def make_generator(cfg):

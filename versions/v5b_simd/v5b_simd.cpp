@@ -645,8 +645,7 @@ inline int64_t step_range(const StepArgs& g, int64_t lo, int64_t hi) {
 // All N envs, on `threads` OpenMP threads (contiguous runs, multiples of 8 envs) when the
 // batch is large enough to pay for waking them.
 inline int64_t step_all(const StepArgs& g, int threads) {
-    for (int64_t i = 0; i < g.n; ++i)
-        if (g.a[i] != 0 && g.a[i] != 1) throw std::invalid_argument("actions must be 0 or 1");
+    check_actions(g.a, g.n);
     const int nt = g.n >= 4096 ? std::max(1, threads) : 1;
     if (nt == 1) return step_range(g, 0, g.n);
     const int64_t chunk = ((g.n + nt - 1) / nt + 7) / 8 * 8;
@@ -810,20 +809,6 @@ struct SimdRollout {
         }
     }
 };
-
-using F64_2 = nb::ndarray<double, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
-using I64_1c = nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
-using U64_1c = nb::ndarray<const uint64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
-using B_1 = nb::ndarray<bool, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
-
-static int64_t state_envs(const F64_2& state) {
-    if (state.shape(0) != 4) throw std::invalid_argument("state must be float64 [4, N]");
-    return static_cast<int64_t>(state.shape(1));
-}
-
-static void check_len(size_t len, int64_t n, const char* what) {
-    if (len != static_cast<size_t>(n)) throw std::invalid_argument(std::string(what) + " must have N entries");
-}
 
 NB_MODULE(STUDY_MODULE_NAME, m) {
     m.doc() = "v5b: OpenMP threads over tiles of environments; SoA float64 dynamics vectorised, "

@@ -22,29 +22,17 @@ def build_info():
 
 
 def _core(n_envs, egreedy, seed=0, epsilon=0.1, threads=1):
-    from harness.api import VersionError
-    from native.loader import load
-    mod, err = load(MODULE)
-    if err:
-        raise VersionError(err)
-    if not 1 <= threads <= MAX_WORKERS:
-        raise VersionError(f"v5b_simd: --workers {threads} is outside 1..{MAX_WORKERS}")
-    return mod.Rollout(n_envs, seed, egreedy, epsilon, threads)
+    from native.loader import require
+    return require(MODULE, threads, MAX_WORKERS).Rollout(n_envs, seed, egreedy, epsilon, threads)
 
 
 def make_stepper(n_envs, workers=1):
     """RungVectorEnv's stepper: one step of N envs with the caller's actions, 8 envs per
     AVX-512 instruction (the dynamics and sin/cos of generate()), counters, same-step
     resets and observations in one native call; `workers` OpenMP threads for N >= 4096."""
-    from harness.api import VersionError
-    from native.loader import load
+    from native.loader import require
     from versions.common.vector_env import NativeStepper
-    mod, err = load(MODULE)
-    if err:
-        raise VersionError(err)
-    if not 1 <= workers <= MAX_WORKERS:
-        raise VersionError(f"v5b_simd: workers {workers} is outside 1..{MAX_WORKERS}")
-    return NativeStepper(mod, n_envs, threads=workers)
+    return NativeStepper(require(MODULE, workers, MAX_WORKERS), n_envs, threads=workers)
 
 
 def make_generator(cfg):
