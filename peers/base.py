@@ -127,6 +127,33 @@ class Peer:
                 "threads": self.threads, "policy_threads": self.policy_threads}
 
 
+class VectorPeer(Peer):
+    """A peer whose environments step as one batch: subclasses set self.obs (after reset)
+    and define step_batch(actions) -> (obs, reward, terminated, truncated, info)."""
+
+    def step_batch(self, actions: np.ndarray):
+        raise NotImplementedError
+
+    def patch_next_obs(self, next_obs_row: np.ndarray, info) -> None:
+        """Fix up one recorded next_obs row from the step's infos (default: nothing)."""
+
+    def generate(self, T: int) -> Dict[str, np.ndarray]:
+        b = self.buffer(T)
+        obs = self.obs
+        for t in range(T):
+            a = self.policy(obs)
+            b["obs"][t] = obs
+            b["action"][t] = a
+            obs, r, term, trunc, info = self.step_batch(a)
+            b["next_obs"][t] = obs
+            self.patch_next_obs(b["next_obs"][t], info)
+            b["reward"][t] = r
+            b["terminated"][t] = term
+            b["truncated"][t] = trunc
+        self.obs = obs
+        return b
+
+
 def cpu_count() -> int:
     try:
         return len(os.sched_getaffinity(0))

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Peer, PeerUnavailable, cpu_count
+from .base import Peer, PeerUnavailable, VectorPeer, cpu_count
 
 
 def _envpool():
@@ -14,7 +14,7 @@ def _envpool():
     return envpool
 
 
-class EnvPoolSync(Peer):
+class EnvPoolSync(VectorPeer):
     name = "envpool_sync"
     title = "EnvPool sync"
     autoreset = "next-step (the step after a terminal one returns the reset obs, reward 0)"
@@ -30,20 +30,8 @@ class EnvPoolSync(Peer):
                            batch_size=n_envs, num_threads=threads, seed=seed)
         self.obs, _ = self.env.reset()
 
-    def generate(self, T):
-        b = self.buffer(T)
-        obs = self.obs
-        for t in range(T):
-            a = self.policy(obs)
-            b["obs"][t] = obs
-            b["action"][t] = a
-            obs, r, term, trunc, _ = self.env.step(a.astype(np.int32))
-            b["next_obs"][t] = obs
-            b["reward"][t] = r
-            b["terminated"][t] = term
-            b["truncated"][t] = trunc
-        self.obs = obs
-        return b
+    def step_batch(self, actions):
+        return self.env.step(actions.astype(np.int32))
 
     def close(self):
         self.env.close()

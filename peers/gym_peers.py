@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Peer, PeerUnavailable
+from .base import Peer, PeerUnavailable, VectorPeer
 
 ASYNC_MAX_ENVS = 256
 
@@ -53,7 +53,7 @@ class GymSingle(Peer):
             e.close()
 
 
-class _GymVector(Peer):
+class _GymVector(VectorPeer):
     """A Gymnasium VectorEnv stepped by the batched policy."""
 
     same_step = True
@@ -62,24 +62,15 @@ class _GymVector(Peer):
         self.venv = venv
         self.obs, _ = venv.reset(seed=seed)
 
-    def generate(self, T):
-        b = self.buffer(T)
-        obs = self.obs
-        for t in range(T):
-            a = self.policy(obs)
-            b["obs"][t] = obs
-            b["action"][t] = a
-            obs, r, term, trunc, info = self.venv.step(a)
-            b["next_obs"][t] = obs
-            if self.same_step and "_final_obs" in info:
-                idx = np.flatnonzero(info["_final_obs"])
-                if idx.size:
-                    b["next_obs"][t, idx] = np.stack(info["final_obs"][idx])
-            b["reward"][t] = r
-            b["terminated"][t] = term
-            b["truncated"][t] = trunc
-        self.obs = obs
-        return b
+    def step_batch(self, actions):
+        return self.venv.step(actions)
+
+    def patch_next_obs(self, row, info):
+        # same-step autoreset: the step returned the reset obs; the transition's is in infos
+        if self.same_step and "_final_obs" in info:
+            idx = np.flatnonzero(info["_final_obs"])
+            if idx.size:
+                row[idx] = np.stack(info["final_obs"][idx])
 
     def close(self):
         self.venv.close()
