@@ -33,8 +33,7 @@ verify: build
 	$(VPY) -m harness verify
 
 bench: build
-	$(VPY) -m harness bench $(BENCH_FLAGS)
-	$(VPY) -m harness report
+	$(VPY) -m harness bench $(BENCH_FLAGS); rc=$$?; $(VPY) -m harness report $(BENCH_FLAGS) && exit $$rc
 
 report: setup
 	$(VPY) -m harness report

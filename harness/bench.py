@@ -19,10 +19,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import List
 
-from . import results
-from .api import POLICIES, VersionError
-from .cli_util import positive_int
-from .discover import ROOT, Version, discover, get_version
+from core import discover, results
+from core.api import POLICIES, StudyError
+from core.rung import ROOT, Rung
+from .cli_util import bounded_float, check_generate_size, positive_int, seed_int
 from .progress import Progress
 
 DEFAULT_SHAPES = [(20, 32), (4096, 32)]
@@ -46,13 +46,14 @@ class Config:
 def register(sub):
     p = sub.add_parser("bench", help="verify, then time versions; writes results/")
     p.add_argument("--version", action="append", help="version (repeatable); default all")
-    p.add_argument("--envs", type=positive_int("--envs"), action="append", help="N (repeatable)")
-    p.add_argument("--steps", type=positive_int("--steps"), help="T (default 32)")
+    p.add_argument("--envs", type=positive_int("--envs", 1 << 28), action="append", help="N (repeatable)")
+    p.add_argument("--steps", type=positive_int("--steps", 1 << 28), help="T (default 32)")
     p.add_argument("--policy", choices=POLICIES, action="append", help="policy (repeatable)")
-    p.add_argument("--workers", type=positive_int("--workers"), action="append",
+    p.add_argument("--workers", type=positive_int("--workers", 4096), action="append",
                    help="worker counts for parallel versions (repeatable)")
     p.add_argument("--quick", action="store_true", help="short budget, fewer configurations")
-    p.add_argument("--budget", type=float, help="seconds of timed calls per configuration")
+    p.add_argument("--budget", type=bounded_float("--budget", 0.0, 3600.0, lo_open=True),
+                   help="seconds of timed calls per configuration, in (0, 3600]")
     p.add_argument("--json", action="store_true", help="print measured rows as JSON lines")
     p.add_argument("--no-sweep", action="store_true", help="skip the sweep over N")
     p.add_argument("--stages", default="all",
@@ -62,15 +63,15 @@ def register(sub):
     p = sub.add_parser("measure", help="(internal) time one configuration, print one JSON row")
     p.add_argument("--version", required=True)
     p.add_argument("--policy", choices=POLICIES, required=True)
-    p.add_argument("--envs", type=positive_int("--envs"), required=True)
-    p.add_argument("--steps", type=positive_int("--steps"), required=True)
-    p.add_argument("--workers", type=positive_int("--workers"), default=1)
-    p.add_argument("--budget", type=float, default=2.0)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--envs", type=positive_int("--envs", 1 << 28), required=True)
+    p.add_argument("--steps", type=positive_int("--steps", 1 << 28), required=True)
+    p.add_argument("--workers", type=positive_int("--workers", 4096), default=1)
+    p.add_argument("--budget", type=bounded_float("--budget", 0.0, 3600.0, lo_open=True), default=2.0)
+    p.add_argument("--seed", type=seed_int, default=0)
     p.set_defaults(func=cmd_measure)
 
 
-def thread_env(version: Version, workers: int) -> dict:
+def thread_env(version: Rung, workers: int) -> dict:
     """Environment for one measurement: BLAS and torch pinned to one thread; OpenMP and
     Numba to the version's own thread count when threads are its knob."""
     env = dict(os.environ)
@@ -86,7 +87,7 @@ def thread_env(version: Version, workers: int) -> dict:
     return env
 
 
-def plan(versions: List[Version], args) -> List[Config]:
+def plan(versions: List[Rung], args) -> List[Config]:
     steps = args.steps or 32
     policies = args.policy or list(POLICIES)
     shapes = [(n, steps) for n in args.envs] if args.envs else [(n, steps) for n, _ in DEFAULT_SHAPES]
@@ -97,8 +98,7 @@ def plan(versions: List[Version], args) -> List[Config]:
             ws = args.workers or (QUICK_WORKERS if args.quick else WORKER_SWEEP)
         else:
             ws = [1]
-        limit = getattr(v.module, "MAX_WORKERS", None)
-        ws = [w for w in ws if not limit or w <= limit]
+        ws = [w for w in ws if w <= v.workers_limit()]
         for policy in policies:
             for n, t in shapes:
                 for w in ws:
@@ -112,15 +112,7 @@ def plan(versions: List[Version], args) -> List[Config]:
     return configs
 
 
-def source_paths(v: Version):
-    paths = [v.path, ROOT / "versions" / "common", ROOT / "harness" / "api.py"]
-    paths += [ROOT / p for p in getattr(v.module, "EXTRA_SOURCES", ())]
-    if (ROOT / "native" / "include").exists():
-        paths.append(ROOT / "native" / "include")
-    return paths
-
-
-def run_one(v: Version, c: Config, budget: float) -> dict:
+def run_one(v: Rung, c: Config, budget: float) -> dict:
     cmd = [sys.executable, "-m", "harness", "measure", "--version", c.version,
            "--policy", c.policy, "--envs", str(c.n_envs), "--steps", str(c.steps),
            "--workers", str(c.workers), "--budget", str(budget)]
@@ -137,18 +129,18 @@ def run_one(v: Version, c: Config, budget: float) -> dict:
 
 
 def cmd_measure(args):
-    from .api import GenConfig
-    v = get_version(args.version)
-    why = v.unavailable_reason()
-    if why:
-        raise VersionError(f"{v.name} cannot run here: {why}")
+    from core.api import GenConfig
+    from .commands import check_workers
+    v = discover.runnable_rung(args.version)
+    check_workers(v, args.workers)
+    check_generate_size(args.envs, args.steps)
     cfg = GenConfig(n_envs=args.envs, seed=args.seed, policy=args.policy, workers=args.workers)
-    from .measure import time_generator
-    row = time_generator(lambda: v.module.make_generator(cfg), args.envs, args.steps,
+    from core.measure import time_generator
+    row = time_generator(lambda: v.make_generator(cfg), args.envs, args.steps,
                          budget_s=args.budget)
-    if hasattr(v.module, "build_info"):
+    if v.build_info is not None:
         try:
-            row["build_info"] = v.module.build_info()
+            row["build_info"] = v.build_info()
         except Exception as e:
             row["build_info"] = f"unavailable: {e}"
     row["threads_env"] = {k: os.environ.get(k) for k in
@@ -171,12 +163,21 @@ def bench_stages():
 
 def cmd_bench(args):
     from .verify import Verifier
-    versions = [get_version(n) for n in args.version] if args.version else discover()
+    versions = [discover.get_rung(n) for n in args.version] if args.version else discover.rungs()
+    stages = {name for _, name, _, _ in bench_stages()}
+    wanted = None if args.stages == "all" else set() if args.stages == "none" else set(args.stages.split(","))
+    if wanted and not wanted <= stages:
+        raise StudyError(f"--stages: unknown stage(s) {', '.join(sorted(wanted - stages))}; "
+                         f"known: all, none, {', '.join(sorted(stages))}")
+    for n in args.envs or []:
+        check_generate_size(n, args.steps or 32)
     quick = args.quick
     budget = args.budget or (0.4 if quick else 1.5)
     out = sys.stdout
-    print(f"bench run {results.RUN_ID}: {len(versions)} version(s), "
-          f"{'quick' if quick else 'full'} mode, results in {results.results_dir()}", file=sys.stderr)
+    print(f"bench run {results.RUN_ID}: {len(versions)} rung(s), "
+          f"{'quick' if quick else 'full'} mode, results in {results.kind_path('x', quick).parent}",
+          file=sys.stderr)
+    failures = 0
 
     # 1. verify: a version that does not verify gets no number
     prog = Progress("verify", total=len(versions))
@@ -185,7 +186,8 @@ def cmd_bench(args):
     for v in versions:
         why = v.unavailable_reason()
         if why:
-            results.append("verification", {"version": v.name, "status": "skipped", "reason": why})
+            results.append("verification", {"version": v.name, "status": "skipped", "reason": why},
+                           quick=quick)
             prog.step(f"{v.name}: skipped ({why})")
             continue
         try:
@@ -197,12 +199,14 @@ def cmd_bench(args):
         if bad:
             detail = detail if outcomes is None else "; ".join(
                 f"[{o.check}] {o.case}: {o.detail}" for o in bad[:3])
-            results.append("verification", {"version": v.name, "status": "failed", "reason": detail})
+            results.append("verification", {"version": v.name, "status": "failed", "reason": detail},
+                           quick=quick)
+            failures += 1
             prog.step(f"{v.name}: FAILED verification")
             print(f"\n{v.name}: FAILED verification, not timed: {detail}", file=sys.stderr)
         else:
             results.append("verification", {"version": v.name, "status": "passed",
-                                             "checks": len(outcomes)})
+                                             "checks": len(outcomes)}, quick=quick)
             prog.step(f"{v.name}: passed {len(outcomes)} checks")
             runnable.append(v)
     prog.clear()
@@ -211,35 +215,37 @@ def cmd_bench(args):
     configs = plan(runnable, args)
     by_name = {v.name: v for v in runnable}
     prog = Progress("bench", total=len(configs))
-    failures = 0
+    timing_failures = 0
     for c in configs:
         v = by_name[c.version]
         prog.note(f"{c.version} {c.policy} N={c.n_envs} T={c.steps} workers={c.workers}")
         m = run_one(v, c, budget)
         if "error" in m:
-            failures += 1
-            row = results.append("throughput_errors", {**asdict(c), "error": m["error"]})
+            timing_failures += 1
+            results.append("throughput_errors", {**asdict(c), "error": m["error"]}, quick=quick)
             print(f"\n{c.version} {c.policy} N={c.n_envs} workers={c.workers}: {m['error']}",
                   file=sys.stderr)
             prog.step()
             continue
         row = {"version": v.name, "number": v.number, "title": v.title,
-               "parallel": v.parallel, "serial_base": getattr(v.module, "SERIAL_BASE", None),
-               "source_hash": results.source_hash(source_paths(v)),
+               "parallel": v.parallel, "serial_base": v.serial_base, "baseline": v.baseline,
+               "sources": list(v.source_paths()),
+               "source_hash": results.source_hash(v.source_paths()),
                "policy": c.policy, "n_envs": c.n_envs, "workers": c.workers,
                "purpose": c.purpose, "quick": quick, **m}
-        full = results.append("throughput", row)
+        full = results.append("throughput", row, quick=quick)
         if args.json:
             out.write(json.dumps(full) + "\n")
             out.flush()
         prog.step(f"{c.version} {c.policy} N={c.n_envs} w={c.workers}: "
                   f"{m['transitions_per_s']:,.0f} transitions/s")
     prog.clear()
-    print(f"timed {len(configs) - failures} configuration(s), {failures} failed", file=sys.stderr)
+    print(f"timed {len(configs) - timing_failures} configuration(s), {timing_failures} failed",
+          file=sys.stderr)
+    failures += timing_failures
 
     # 3. the extra stages
     if args.stages != "none" and not args.version and not args.envs:
-        wanted = None if args.stages == "all" else set(args.stages.split(","))
         for order, name, title, fn in bench_stages():
             if wanted is not None and name not in wanted:
                 continue
@@ -247,12 +253,21 @@ def cmd_bench(args):
             prog.note(title)
             t0 = time.perf_counter()
             try:
-                fn(quick, prog)
+                bad = fn(quick, prog)
+                if bad:                 # a stage returns how many of its rows failed
+                    failures += int(bad)
+                    print(f"\nstage {name}: {int(bad)} row(s) failed", file=sys.stderr)
             except KeyboardInterrupt:
                 raise
             except Exception as e:     # one stage failing must not lose the others
-                results.append("stage_errors", {"stage": name, "error": f"{type(e).__name__}: {e}"})
+                failures += 1
+                results.append("stage_errors", {"stage": name, "error": f"{type(e).__name__}: {e}"},
+                               quick=quick)
                 print(f"\nstage {name} failed: {type(e).__name__}: {e}", file=sys.stderr)
             prog.clear()
             print(f"stage {name} ({title}): {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+    if failures:
+        print(f"bench: {failures} verification(s), measurement(s) or stage(s) failed; the rows "
+              f"that succeeded are written", file=sys.stderr)
+        return 1
     return 0

@@ -23,12 +23,14 @@ import subprocess
 import sys
 import time
 
-from . import results
-from .discover import ROOT
+from core import results
+from core.rung import ROOT
 
 BENCH_STAGE = (10, "Machine ceilings: memory bandwidth and float32 GEMM peak")
-BYTES_PER_TRANSITION = 46
-MLP_FLOPS_PER_TRANSITION = 2 * (4 * 128 + 128 * 128 + 128 * 2)    # H = 128: 34,304
+from core.spec import BATCH, NET
+
+BYTES_PER_TRANSITION = BATCH.bytes_per_transition
+MLP_FLOPS_PER_TRANSITION = NET.forward_flops()    # H = 128: 34,304
 
 
 def register(sub):

@@ -25,8 +25,8 @@ import subprocess
 import tempfile
 import time
 
-from . import results
-from .api import GenConfig
+from core import results
+from core.api import GenConfig
 
 BENCH_STAGE = (40, "MPI gather cost")
 KIND = "mpi"
@@ -49,8 +49,8 @@ def cmd_mpi(args):
 
 
 def _v6():
-    from .discover import get_version
-    v = get_version("v6_mpi")
+    from core.discover import get_rung
+    v = get_rung("v6_mpi")
     why = v.unavailable_reason()
     return v, why
 
@@ -99,12 +99,12 @@ class _Recorder:
 
 
 def measure_rollout(v, policy, ranks, n_envs, steps, budget):
-    from .measure import time_generator
+    from core.measure import time_generator
     cfg = GenConfig(n_envs=n_envs, policy=policy, workers=ranks)
     made = []
 
     def make():
-        made.append(_Recorder(v.module.make_generator(cfg)))
+        made.append(_Recorder(v.make_generator(cfg)))
         return made[-1]
 
     row = time_generator(make, n_envs, steps, budget_s=budget)
@@ -129,11 +129,11 @@ def bench_stage(quick: bool, progress) -> None:
     v, why = _v6()
     if why:
         progress.note(f"skipped: v6_mpi {why}")
-        results.append(KIND, {"what": "skipped", "reason": why})
+        results.append(KIND, {"what": "skipped", "reason": why}, quick=quick)
         return
     note = progress.note if progress else (lambda s: None)
     for r in measure_gather(quick, note):
-        results.append(KIND, r)
+        results.append(KIND, r, quick=quick)
     budget = 0.3 if quick else 1.5
     shapes = {"random": [20, 2048], "egreedy": [20, 256]}
     for policy, ns in shapes.items():
@@ -141,5 +141,5 @@ def bench_stage(quick: bool, progress) -> None:
             for ranks in (1, 2):
                 note(f"rollout {policy} N={n} ranks={ranks}")
                 row = measure_rollout(v, policy, ranks, n, 32, budget)
-                results.append(KIND, row)
+                results.append(KIND, row, quick=quick)
                 note(f"rollout {policy} N={n} ranks={ranks}: {row['transitions_per_s'] / 1e6:.3g} M/s")

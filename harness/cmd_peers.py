@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Callable, List, Optional
 
-from .api import POLICIES, VersionError
+from core.api import POLICIES, StudyError
 from .cli_util import positive_int
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -110,8 +110,9 @@ def run_one(peer: str, n_envs: int, steps: int, policy: str, quick: bool = False
     row["thread_env"] = thread_env(threads)
     row["packages"] = package_versions()
     if not row.get("skipped"):
-        from .results import source_hash
-        row["code_hash"] = source_hash([ROOT / "peers"])
+        from core.results import source_hash
+        row["sources"] = ["peers"]
+        row["code_hash"] = source_hash(["peers"])
     return row
 
 
@@ -135,14 +136,14 @@ def plan(quick: bool, names: Optional[List[str]] = None, shapes=SHAPES, policies
 
 def measure_all(quick: bool, note: Callable[[str], None], names=None, shapes=SHAPES,
                 policies=POLICIES, save: bool = True) -> List[dict]:
-    from . import results
+    from core import results
     rows = []
     todo = plan(quick, names, shapes, policies)
     for i, (peer, n, t, pol, k) in enumerate(todo, 1):
         note(f"peers [{i}/{len(todo)}] {peer} N={n} T={t} {pol} threads={k}")
         row = run_one(peer, n, t, pol, quick, threads=k)
         if save:
-            row = results.append("peers", row)
+            row = results.append("peers", row, quick=quick)
         rows.append(row)
     return rows
 
@@ -169,7 +170,7 @@ def cmd_peers(args):
         known = peer_names()
         bad = [p for p in args.peer if p not in known]
         if bad:
-            raise VersionError(f"unknown peer(s) {', '.join(bad)}; known: {', '.join(known)}")
+            raise StudyError(f"unknown peer(s) {', '.join(bad)}; known: {', '.join(known)}")
         names = args.peer
     shapes = SHAPES
     if args.envs or args.steps:

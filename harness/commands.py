@@ -1,4 +1,5 @@
-"""Built-in commands: list, verify, generate, new (bench and report register themselves too)."""
+"""Built-in commands: list, verify, verify-learners, generate, learn, new, report
+(bench, measure and microbench register themselves from their modules)."""
 from __future__ import annotations
 
 import os
@@ -8,48 +9,66 @@ from pathlib import Path
 
 import numpy as np
 
-from .api import POLICIES, GenConfig, VersionError, check_weights
-from .cli_util import check_memory, epsilon_float, positive_int, seed_int
-from .discover import VERSIONS_DIR, discover, get_version
+from core import discover
+from core.api import POLICIES, GenConfig, StudyError, check_weights
+from core.learner import LearnConfig
+
+from .cli_util import (check_generate_size, epsilon_float, out_path, positive_int, seed_int)
 from .progress import Progress
 
 
 def register(sub):
-    p = sub.add_parser("list", help="every discovered version, and whether it can run here")
+    p = sub.add_parser("list", help="every discovered rung and learner, and whether it can run here")
     p.set_defaults(func=cmd_list)
 
-    p = sub.add_parser("verify", help="the checks of WORKLOAD.md against Gymnasium and v1")
-    p.add_argument("--version", action="append", help="version name (repeatable); default all")
+    p = sub.add_parser("verify", help="WORKLOAD.md's checks of the rungs against Gymnasium and the baseline")
+    p.add_argument("--version", action="append", help="rung name (repeatable); default all")
     p.set_defaults(func=cmd_verify)
+
+    p = sub.add_parser("verify-learners", help="LEARNER.md's checks of the learners against the reference")
+    p.add_argument("--learner", action="append", help="learner name (repeatable); default all")
+    p.set_defaults(func=cmd_verify_learners)
 
     p = sub.add_parser("generate", help="run one generator and write its batches to .npz")
     add_generator_args(p)
-    p.add_argument("--calls", type=positive_int("--calls"), default=1)
+    p.add_argument("--calls", type=positive_int("--calls", 1 << 20), default=1)
     p.add_argument("--out", required=True, help="output .npz file")
     p.set_defaults(func=cmd_generate)
 
-    p = sub.add_parser("new", help="scaffold a new version folder")
-    p.add_argument("name", help="folder name, e.g. v9_mine")
+    p = sub.add_parser("learn", help="K updates of a learner on the fixed replay buffer -> .npz "
+                                     "(weights w1..b3 and the K losses)")
+    p.add_argument("--learner", required=True, help="learner name, e.g. l1_torch_eager")
+    p.add_argument("--updates", type=positive_int("--updates", 1 << 24), required=True, help="K updates")
+    p.add_argument("--seed", type=seed_int, default=0, help="seed in [0, 2^64)")
+    p.add_argument("--threads", type=positive_int("--threads", 256), default=1)
+    p.add_argument("--out", required=True, help="output .npz file")
+    p.set_defaults(func=cmd_learn)
+
+    p = sub.add_parser("new", help="scaffold a rung (v9_mine) or a learner (l9_mine) folder")
+    p.add_argument("name", help="folder name: v9_mine (a rung) or l9_mine (a learner)")
     p.set_defaults(func=cmd_new)
 
     from . import bench, microbench
     bench.register(sub)
     microbench.register(sub)
     p = sub.add_parser("report", help="render report/REPORT.md and figures from results/ alone")
+    p.add_argument("--machine", help="machine id (a folder of results/); default: the newest")
+    p.add_argument("--quick", action="store_true",
+                   help="render the machine's quick rows into report/quick/ (a preview)")
     p.set_defaults(func=cmd_report)
 
 
 def add_generator_args(p, version_required=True):
-    p.add_argument("--version", required=version_required, help="version name, e.g. v1_python")
-    p.add_argument("--envs", type=positive_int("--envs"), default=20, help="N environments")
-    p.add_argument("--steps", type=positive_int("--steps"), default=32, help="T steps per call")
+    p.add_argument("--version", required=version_required, help="rung name, e.g. v4_cpp")
+    p.add_argument("--envs", type=positive_int("--envs", 1 << 28), default=20, help="N environments")
+    p.add_argument("--steps", type=positive_int("--steps", 1 << 28), default=32, help="T steps per call")
     p.add_argument("--seed", type=seed_int, default=0, help="seed in [0, 2^64)")
     p.add_argument("--policy", choices=POLICIES, default="random")
     p.add_argument("--epsilon", type=epsilon_float, default=0.1)
     p.add_argument("--weights", help=".npz holding w1 b1 w2 b2 w3 b3 (egreedy); default: "
-                   "PyTorch-style init drawn from the seed (harness.api.init_weights)")
-    p.add_argument("--workers", type=positive_int("--workers"), default=1,
-                   help="workers / threads / ranks, for versions that have them")
+                   "the network initialised from the seed (core.api.init_weights)")
+    p.add_argument("--workers", type=positive_int("--workers", 4096), default=1,
+                   help="workers / threads / ranks, for rungs that have them")
 
 
 def load_weights(path):
@@ -57,48 +76,49 @@ def load_weights(path):
         return None
     p = Path(path)
     if not p.is_file():
-        raise VersionError(f"weights file '{path}' does not exist")
+        raise StudyError(f"--weights: file '{path}' does not exist")
     try:
-        with np.load(p) as z:
+        with np.load(p, allow_pickle=False) as z:
             data = {k: z[k] for k in z.files}
     except Exception as e:
-        raise VersionError(f"weights file '{path}' is not a readable .npz ({type(e).__name__}: {e})")
+        raise StudyError(f"--weights: '{path}' is not a readable .npz ({type(e).__name__})")
     return check_weights(data)
 
 
-def check_workers(version, workers):
-    if not version.parallel and workers != 1:
-        raise VersionError(f"{version.name} has no parallelism: --workers must be 1, got {workers}")
-    limit = getattr(version.module, "MAX_WORKERS", None)
-    if limit and workers > limit:
-        raise VersionError(f"{version.name} supports at most {limit} {version.parallel}, got {workers}")
-
-
-def runnable(name):
-    v = get_version(name)
-    why = v.unavailable_reason()
-    if why:
-        raise VersionError(f"{v.name} cannot run here: {why}")
-    return v
+def check_workers(rung, workers):
+    if not rung.parallel and workers != 1:
+        raise StudyError(f"{rung.name} has no parallelism: --workers must be 1, got {workers}")
+    limit = rung.workers_limit()
+    if workers > limit:
+        raise StudyError(f"--workers must be in [1, {limit}] for {rung.name} ({rung.parallel}), got {workers}")
 
 
 def cmd_list(args):
-    for v in discover():
+    print("rungs (versions/):")
+    for v in discover.rungs():
         why = v.unavailable_reason()
         state = "ok" if why is None else f"unavailable: {why}"
         par = f" [{v.parallel}]" if v.parallel else ""
-        print(f"{v.name:22s} {v.title:28s}{par:10s} {state}")
+        base = " (baseline)" if v.baseline else ""
+        print(f"  {v.name:22s} {v.title + base:32s}{par:10s} {state}")
+    print("learners (learners/):")
+    for lr in discover.learners():
+        why = lr.unavailable_reason()
+        state = "ok" if why is None else f"unavailable: {why}"
+        ref = " (reference)" if lr.reference else ""
+        print(f"  {lr.name:22s} {lr.title + ref:32s} {lr.device:10s} {state}")
 
 
 def cmd_verify(args):
     from .verify import Verifier
-    versions = [get_version(n) for n in args.version] if args.version else discover()
+    versions = [discover.get_rung(n) for n in args.version] if args.version else discover.rungs()
     prog = Progress("verify")
     verifier = Verifier(progress=prog.note)
     failed = 0
     for v in versions:
         why = v.unavailable_reason()
         if why:
+            prog.clear()
             print(f"{v.name}: SKIP ({why})")
             continue
         outcomes = verifier.verify(v)
@@ -114,71 +134,116 @@ def cmd_verify(args):
     return 1 if failed else 0
 
 
-def cmd_generate(args):
-    v = runnable(args.version)
-    check_workers(v, args.workers)
-    check_memory(args.envs, args.steps, args.calls)
-    weights = load_weights(args.weights)
-    if weights is not None and args.policy != "egreedy":
-        print("note: --weights is used by the egreedy policy only", file=sys.stderr)
-    out = Path(args.out)
-    if out.suffix != ".npz":
-        out = out.with_name(out.name + ".npz")      # what np.savez would do anyway
+def cmd_verify_learners(args):
+    from .learner_verify import LearnerVerifier
+    items = ([discover.get_learner(n) for n in args.learner] if args.learner
+             else discover.learners())
+    ref = discover.reference_learner()
+    why = ref.unavailable_reason()
+    if why:
+        raise StudyError(f"the reference learner {ref.name} cannot run here: {why}")
+    prog = Progress("verify-learners")
+    ver = LearnerVerifier(ref, progress=prog.note)
+    failed = 0
+    for lr in items:
+        why = lr.unavailable_reason()
+        if why:
+            prog.clear()
+            print(f"{lr.name}: SKIP ({why})")
+            continue
+        if lr.reference:
+            prog.clear()
+            print(f"{lr.name}: the reference")
+            continue
+        outcomes = ver.verify(lr)
+        prog.clear()
+        bad = [o for o in outcomes if not o.ok]
+        print(f"{lr.name}: {'FAIL' if bad else 'PASS'} ({len(outcomes) - len(bad)}/{len(outcomes)} checks)")
+        for o in bad:
+            print(f"  [{o.check}] {o.case}: {o.detail}")
+        failed += bool(bad)
+    return 1 if failed else 0
+
+
+def _write_npz(out: Path, arrays: dict) -> None:
+    """Write .npz atomically: a temporary file in the same folder, then rename."""
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     try:
-        tmp.open("wb").close()
-    except OSError as e:
-        raise VersionError(f"cannot write --out '{args.out}': {e.strerror}")
-    try:
-        cfg = GenConfig(n_envs=args.envs, seed=args.seed, policy=args.policy,
-                        epsilon=args.epsilon, weights=weights, workers=args.workers)
-        t0 = time.perf_counter()
-        gen = v.module.make_generator(cfg)
-        parts = []
-        try:
-            for _ in range(args.calls):
-                b = gen.generate(args.steps)
-                parts.append({k: np.array(b[k], copy=True) for k in b})
-        finally:
-            gen.close()
-        dt = time.perf_counter() - t0
-        batch = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
         with tmp.open("wb") as f:
-            np.savez(f, **batch)
+            np.savez(f, **arrays)
         tmp.replace(out)
+    except OSError as e:
+        raise StudyError(f"cannot write '{out}': {e.strerror}")
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def cmd_generate(args):
+    v = discover.runnable_rung(args.version)
+    check_workers(v, args.workers)
+    check_generate_size(args.envs, args.steps, args.calls)
+    weights = load_weights(args.weights)
+    out = out_path(args.out, ".npz")
+    if weights is not None and args.policy != "egreedy":
+        print("note: --weights is used by the egreedy policy only", file=sys.stderr)
+    cfg = GenConfig(n_envs=args.envs, seed=args.seed, policy=args.policy,
+                    epsilon=args.epsilon, weights=weights, workers=args.workers)
+    t0 = time.perf_counter()
+    gen = v.make_generator(cfg)
+    parts = []
+    try:
+        for _ in range(args.calls):
+            b = gen.generate(args.steps)
+            parts.append({k: np.array(b[k], copy=True) for k in b})
+    finally:
+        gen.close()
+    dt = time.perf_counter() - t0
+    _write_npz(out, {k: np.concatenate([p[k] for p in parts]) for k in parts[0]})
     n = args.envs * args.steps * args.calls
     print(f"wrote {out}: {n} transitions ({args.calls} x {args.steps} x {args.envs}) "
           f"in {dt:.3f} s with {v.name}")
 
 
+def cmd_learn(args):
+    from .learner_verify import run_learner
+    lr = discover.runnable_learner(args.learner)
+    out = out_path(args.out, ".npz")
+    cfg = LearnConfig(seed=args.seed, threads=args.threads,
+                      device="cpu" if lr.device == "cpu" else "cuda").check_learn()
+    t0 = time.perf_counter()
+    res = run_learner(lr, cfg, args.updates)
+    dt = time.perf_counter() - t0
+    _write_npz(out, {**res["weights"], "losses": res["losses"]})
+    print(f"wrote {out}: weights after {args.updates} updates of {lr.name} (seed {args.seed}) "
+          f"and their losses, in {dt:.2f} s")
+
+
 NEW_VERSION = '''"""{name}: describe the idea of this rung in one line."""
-NUMBER = "{number}"
-TITLE = "{title}"
-SUMMARY = "TODO: what this rung changes relative to the one below"
-PARALLEL = None          # or "workers" / "threads" / "ranks" if --workers means something
-
-
-def available():
-    """None if this version can run here, else the reason it cannot (a skip, not a crash)."""
-    return None
+from core.rung import Rung
 
 
 def make_generator(cfg):
     from .rollout import Generator
     return Generator(cfg)
+
+
+RUNG = Rung(
+    number="{number}", title="{title}",
+    summary="TODO: what this rung changes relative to the one below",
+    make_generator=make_generator,
+    # parallel="threads", max_workers=..., verify_workers=(1, 2), serial_base="v4_cpp",
+)
 '''
 
 NEW_ROLLOUT = '''"""{name}: the rollout. Fill in generate(); `python -m harness verify --version {name}`
 tells you when it meets WORKLOAD.md at the top of the repository (the contract)."""
-from harness.api import Generator as Base, GenConfig, empty_batch
+from core.api import Generator as Base, GenConfig, empty_batch
 
 
 class Generator(Base):
     def __init__(self, cfg: GenConfig):
         super().__init__(cfg)
-        # TODO: N environments from the counter-based RNG (versions/common/rng.py)
+        # TODO: N environments from the counter-based RNG (core/rng.py)
 
     def set_weights(self, weights):
         self.weights = weights
@@ -192,35 +257,82 @@ class Generator(Base):
         return empty_batch(T, self.cfg.n_envs)
 '''
 
+NEW_LEARNER = '''"""{name}: describe the idea of this learner in one line."""
+from core.learner import Learner
+
+
+def make(cfg, replay):
+    from .impl import MyLearner
+    return MyLearner(cfg, replay)
+
+
+LEARNER = Learner(
+    number="{number}", title="{title}",
+    summary="TODO: what this learner changes relative to the one below",
+    make=make,
+)
+'''
+
+NEW_LEARNER_IMPL = '''"""{name}: the update. `python -m harness verify-learners --learner {name}` tells you when
+it meets LEARNER.md at the top of the repository (the contract). This starting point
+reuses the reference learner's code, so it verifies; change one thing at a time."""
+from learners.l1_torch_eager.torch_eager import TorchLearner
+
+
+class MyLearner(TorchLearner):
+    pass
+'''
+
 NEW_NOTES = '''# {name}
 
 What changed since the rung below, and why it is (or is not) faster: 5-15 lines.
-Measured numbers only (`make bench`), and where the time goes (profiled).
+Cite the report's rows (`make bench`) rather than copying numbers, and say where the time
+goes (profiled).
 '''
 
 
 def cmd_new(args):
-    from .discover import NAME_RE
+    import re
     name = args.name
-    m = NAME_RE.match(name)
-    if not m:
-        raise VersionError(f"version name must look like v9_mine (v, a number, an optional "
-                           f"letter, _, lower-case words); got '{name}'")
-    d = VERSIONS_DIR / name
-    if d.exists():
-        raise VersionError(f"{d} already exists")
-    d.mkdir(parents=True)
+    if not isinstance(name, str) or not re.fullmatch(r"[vl](\d+)([a-z]?)_[a-z0-9_]+", name) \
+            or len(name) > 64:
+        raise StudyError(f"name must look like v9_mine (a rung) or l9_mine (a learner): a letter v "
+                         f"or l, a number, an optional letter, _, lower-case words (at most 64 "
+                         f"characters); got {name!r}")
+    m = re.fullmatch(r"[vl](\d+)([a-z]?)_.*", name)
     number = m.group(1) + m.group(2)
+    kind = "rung" if name[0] == "v" else "learner"
+    base = discover.VERSIONS_DIR if kind == "rung" else discover.LEARNERS_DIR
+    d = base / name
+    if d.exists():
+        raise StudyError(f"{d} already exists")
+    taken = [x.name for x in (discover.rungs() if kind == "rung" else discover.learners())
+             if x.number == number]
+    if taken:
+        raise StudyError(f"{kind} number {number} is taken by {taken[0]}; pick another")
     title = name.split("_", 1)[1].replace("_", " ").title()
-    (d / "__init__.py").write_text("")
-    (d / "version.py").write_text(NEW_VERSION.format(name=name, number=number, title=title))
-    (d / "rollout.py").write_text(NEW_ROLLOUT.format(name=name))
-    (d / "NOTES.md").write_text(NEW_NOTES.format(name=name))
-    print(f"created {d.relative_to(VERSIONS_DIR.parent)}/: version.py, rollout.py, NOTES.md")
-    print(f"next: fill in rollout.py, then `python -m harness verify --version {name}`")
+    files = ({"version.py": NEW_VERSION, "rollout.py": NEW_ROLLOUT} if kind == "rung"
+             else {"learner.py": NEW_LEARNER, "impl.py": NEW_LEARNER_IMPL})
+    files["NOTES.md"] = NEW_NOTES
+    tmp = base / f".{name}.{os.getpid()}.tmp"
+    try:
+        tmp.mkdir(parents=True)
+        (tmp / "__init__.py").write_text("")
+        for fname, text in files.items():
+            (tmp / fname).write_text(text.format(name=name, number=number, title=title))
+        tmp.rename(d)
+    except OSError as e:
+        raise StudyError(f"cannot create {d}: {e.strerror}")
+    finally:
+        if tmp.exists():
+            import shutil
+            shutil.rmtree(tmp, ignore_errors=True)
+    print(f"created {d.relative_to(base.parent)}/: {', '.join(sorted(files))}, __init__.py")
+    cmd = "verify --version" if kind == "rung" else "verify-learners --learner"
+    print(f"next: fill it in, then `python -m harness {cmd} {name}`")
 
 
 def cmd_report(args):
     from report.render import render
-    path = render()
+    path = render(machine=args.machine, quick=args.quick)
     print(f"wrote {path}")

@@ -8,8 +8,8 @@ import os
 import subprocess
 import sys
 
-from . import results
-from .discover import ROOT
+from core import results
+from core.rung import ROOT
 
 
 def register(sub):
@@ -19,7 +19,7 @@ def register(sub):
 
 
 def run(quick=False, progress=None):
-    raw_dir = results.results_dir() / "microbench"
+    raw_dir = results.machine_dir() / ("quick/microbench" if quick else "microbench")
     raw_dir.mkdir(parents=True, exist_ok=True)
     raw = raw_dir / f"{results.RUN_ID}.json"
     env = dict(os.environ, STUDY_MICROBENCH="1", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
@@ -39,8 +39,8 @@ def run(quick=False, progress=None):
         results.append("microbench", {
             "version": info["version"], "what": info["what"], "n_envs": info["n_envs"],
             "median_s": st["median"], "iqr_s": st["iqr"], "rounds": st["rounds"],
-            "per_env_s": st["median"] / info["n_envs"], "quick": quick,
-            "raw": str(raw.relative_to(ROOT)) if raw.is_relative_to(ROOT) else str(raw)})
+            "per_env_s": st["median"] / info["n_envs"],
+            "raw": str(raw.relative_to(ROOT)) if raw.is_relative_to(ROOT) else str(raw)}, quick=quick)
         n += 1
     print(f"microbench: {n} benchmark(s) -> {raw}", file=sys.stderr)
     if p.returncode not in (0, 5):

@@ -7,8 +7,8 @@
    step started from. The actions themselves are checked against the policy: the
    counter-based random action, or, in egreedy mode, the explore draw and the argmax of a
    float64 NumPy evaluation of the Q-network (either action accepted at a near tie).
-2. Against v1: same seed, shape and number of calls give the same batch (obs within
-   1e-5, other arrays equal). In egreedy mode an environment may leave v1's trajectory
+2. Against the baseline rung (v1): same seed, shape and number of calls give the same
+   batch (obs within 1e-5, other arrays equal). In egreedy mode an environment may leave its trajectory
    only at a near tie (|Q0 - Q1| < 1e-4); from there on it is covered by check 1 alone.
 3. Workers: splitting the environments over any number of workers gives the same batch
    (same comparison as check 2).
@@ -21,9 +21,11 @@ from typing import Callable, Dict, List, Optional
 
 import numpy as np
 
-from .api import GenConfig, VersionError, balancing_weights, check_weights
-from versions.common import rng
-from versions.common.cartpole import ARRAY_NAMES
+from core import rng
+from core.api import GenConfig, StudyError, balancing_weights, check_weights
+from core.spec import BATCH, CARTPOLE
+
+ARRAY_NAMES = BATCH.names
 
 OBS_TOL = 1e-5
 TIE_TOL = 1e-4
@@ -77,16 +79,7 @@ def run_generator(make, cfg: GenConfig, steps: int, calls: int) -> Dict[str, np.
 
 
 def check_layout(batch, T, N) -> Optional[str]:
-    want = {"obs": ((T, N, 4), np.float32), "action": ((T, N), np.int64),
-            "reward": ((T, N), np.float32), "next_obs": ((T, N, 4), np.float32),
-            "terminated": ((T, N), np.bool_), "truncated": ((T, N), np.bool_)}
-    for k, (shape, dt) in want.items():
-        if k not in batch:
-            return f"missing array '{k}'"
-        a = batch[k]
-        if a.shape != shape or a.dtype != dt:
-            return f"{k}: got {a.dtype}{list(a.shape)}, want {np.dtype(dt)}{list(shape)}"
-    return None
+    return BATCH.check(batch, T, N)
 
 
 def q_values64(weights, obs):
@@ -108,7 +101,7 @@ def check_gymnasium(batch, cfg: GenConfig) -> Optional[str]:
         return "reward is not 1.0 everywhere"
     weights = check_weights(cfg.resolved_weights()) if cfg.policy == "egreedy" else None
     q = q_values64(weights, batch["obs"]) if weights is not None else None
-    env = gym.make("CartPole-v1", disable_env_checker=True)
+    env = gym.make(CARTPOLE.name, disable_env_checker=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for i in range(N):
@@ -194,35 +187,41 @@ def compare_batches(got, ref, cfg: GenConfig) -> Optional[str]:
 
 
 class Verifier:
-    """Runs the checks for versions, caching v1's reference batches."""
+    """Runs the checks for rungs, caching the baseline rung's reference batches."""
 
-    def __init__(self, cases: List[Case] = None, progress: Callable[[str], None] = None):
+    def __init__(self, cases: List[Case] = None, progress: Callable[[str], None] = None,
+                 baseline=None):
         self.cases = cases or DEFAULT_CASES
         self.progress = progress or (lambda s: None)
         self._ref: Dict[str, Dict[str, np.ndarray]] = {}
+        self._baseline = baseline
+
+    @property
+    def baseline(self):
+        if self._baseline is None:
+            from core.discover import baseline_rung
+            self._baseline = baseline_rung()
+        return self._baseline
 
     def reference(self, case: Case):
         if case.label not in self._ref:
-            from versions.v1_python.rollout import PythonGenerator
-            self._ref[case.label] = run_generator(PythonGenerator, case.config(),
+            self._ref[case.label] = run_generator(self.baseline.make_generator, case.config(),
                                                   case.steps, case.calls)
         return self._ref[case.label]
 
     def worker_counts(self, version) -> List[int]:
-        if not version.parallel:
-            return [1]
-        return list(getattr(version.module, "VERIFY_WORKERS", (1, 2, 3)))
+        return list(version.verify_worker_counts())
 
     def verify(self, version) -> List[Outcome]:
         outcomes = []
-        make = version.module.make_generator
+        make = version.make_generator
         for case in self.cases:
             self.progress(f"{version.name}: {case.label}")
             batches = {}
             for w in self.worker_counts(version):
                 try:
                     batches[w] = run_generator(make, case.config(w), case.steps, case.calls)
-                except VersionError:
+                except StudyError:
                     raise
                 except Exception as e:
                     outcomes.append(Outcome(False, "runs", case.label,
@@ -235,9 +234,10 @@ class Verifier:
             cfg = case.config()
             err = check_gymnasium(base, cfg)
             outcomes.append(Outcome(err is None, "gymnasium", case.label, err or ""))
-            if version.name != "v1_python":
+            if not version.baseline:
                 err = compare_batches(base, self.reference(case), cfg)
-                outcomes.append(Outcome(err is None, "equals v1", case.label, err or ""))
+                outcomes.append(Outcome(err is None, f"equals {self.baseline.name}", case.label,
+                                        err or ""))
             for w, b in batches.items():
                 if w != 1:
                     err = compare_batches(b, base, cfg)

@@ -69,14 +69,14 @@ def missing_isa(mod) -> Optional[str]:
 
 
 def require(name: str, threads: Optional[int] = None, max_threads: int = 1):
-    """The module, or harness.api.VersionError with the reason; with `threads`, also
+    """The module, or harness.api.StudyError with the reason; with `threads`, also
     the error for a thread count outside 1..max_threads."""
-    from harness.api import VersionError
+    from core.api import StudyError
     mod, err = load(name)
     if err:
-        raise VersionError(err)
+        raise StudyError(err)
     if threads is not None and not 1 <= threads <= max_threads:
-        raise VersionError(f"{name.lstrip('_')}: --workers {threads} is outside 1..{max_threads}")
+        raise StudyError(f"{name.lstrip('_')}: --workers {threads} is outside 1..{max_threads}")
     return mod
 
 

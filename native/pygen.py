@@ -9,7 +9,7 @@ from typing import Dict
 
 import numpy as np
 
-from harness.api import Generator, GenConfig, VersionError, check_weights, empty_batch
+from core.api import Generator, GenConfig, StudyError, check_weights, empty_batch
 
 ORDER = ("obs", "action", "reward", "next_obs", "terminated", "truncated")
 ALIGN = 64          # cache line: threads' blocks of a time row then start on line boundaries
@@ -38,7 +38,7 @@ class NativeGenerator(Generator):
     def __init__(self, cfg: GenConfig, core):
         super().__init__(cfg)
         if cfg.policy not in ("random", "egreedy"):
-            raise VersionError(f"unknown policy '{cfg.policy}'")
+            raise StudyError(f"unknown policy '{cfg.policy}'")
         self.core = core
         self._batch = None
         self._T = -1
@@ -60,7 +60,7 @@ class NativeGenerator(Generator):
 
     def generate(self, T: int) -> Dict[str, np.ndarray]:
         if T < 1:
-            raise VersionError(f"T must be at least 1, got {T}")
+            raise StudyError(f"T must be at least 1, got {T}")
         b = self.buffers(T)
         self.core.generate(*(b[k] for k in ORDER))
         return b
@@ -82,7 +82,7 @@ def micro_step_of(make_core):
 def micro_forward_of(make_core):
     """micro_forward(n_envs): greedy actions of the rung's network for n_envs observations."""
     def micro_forward(n_envs):
-        from harness.api import init_weights
+        from core.api import init_weights
         g = NativeGenerator(GenConfig(n_envs=n_envs, policy="egreedy", weights=init_weights(0)),
                             make_core(n_envs, True))
         obs = np.ascontiguousarray(

@@ -18,7 +18,7 @@ from typing import Dict, Optional
 
 import numpy as np
 
-from harness.api import DEFAULT_EPSILON, init_weights
+from core.api import DEFAULT_EPSILON, init_weights
 
 POLICY_THREADS = 1
 THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",

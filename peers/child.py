@@ -20,7 +20,7 @@ import warnings
 def measure(peer, n_envs, steps, policy, seed=0, budget_s=1.0, min_repeats=3,
             max_repeats=20, threads=None):
     import peers
-    from harness.measure import time_generator
+    from core.measure import time_generator
     cls = peers.peer_class(peer)
     base = {"peer": peer, "title": cls.title, "policy": policy, "n_envs": n_envs,
             "requested_steps": steps, "autoreset": cls.autoreset, "differs": cls.differs}

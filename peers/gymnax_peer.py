@@ -8,7 +8,7 @@ call at a given T compiles; that compile time lands in startup_s, not in the thr
 from __future__ import annotations
 
 
-from harness.api import DEFAULT_EPSILON, init_weights
+from core.api import DEFAULT_EPSILON, init_weights
 
 from .base import Peer, PeerUnavailable, cpu_count
 

@@ -1,6 +1,9 @@
-"""What a report section sees: the rows in results/ and a place to put figures.
+"""What a report section sees: one machine's rows in results/ and a place to put figures.
 
-The report never measures: every number it shows comes from a row in results/.
+The report never measures: every number it shows comes from a row in results/. It shows
+one machine (default: the one whose rows are newest) and never mixes machines: a row
+whose provenance names another machine than its folder is skipped with a warning, and
+quick runs (results/<machine>/quick/) are never read.
 """
 from __future__ import annotations
 
@@ -8,24 +11,63 @@ import json
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence
 
-from harness import results as _results
+from core import results as _results
+from core.machine import describe, machine_id
 
 REPORT_DIR = Path(__file__).resolve().parent
 
 
 class Context:
-    def __init__(self, results_dir: Optional[Path] = None, report_dir: Optional[Path] = None):
-        self.results_dir = Path(results_dir) if results_dir else _results.results_dir()
+    def __init__(self, results_dir: Optional[Path] = None, report_dir: Optional[Path] = None,
+                 machine: Optional[str] = None, quick: bool = False):
+        from core.errors import StudyError
+        self.results_dir = Path(results_dir) if results_dir else _results.root()
         self.report_dir = Path(report_dir) if report_dir else REPORT_DIR
         self.fig_dir = self.report_dir / "figures"
         self.fig_dir.mkdir(parents=True, exist_ok=True)
         self._cache: Dict[str, List[dict]] = {}
+        known = _results.machines(self.results_dir)
+        if machine is None:
+            machine = known[0]["id"] if known else machine_id()
+        elif machine not in {m["id"] for m in known}:
+            raise StudyError(f"--machine '{machine}' has no rows in {self.results_dir}; known: "
+                             f"{', '.join(m['id'] for m in known) or 'none'}")
+        self.machine = machine
+        self.quick = quick
+        desc = next((m["description"] for m in known if m["id"] == machine), {})
+        self.machine_info = desc
+        self.machine_line = describe(desc) if desc.get("cpu") else machine
 
     def rows(self, kind: str) -> List[dict]:
-        """Every row of results/<kind>.jsonl, oldest first."""
+        """Every usable row of results/<machine>/<kind>.jsonl, oldest first."""
         if kind not in self._cache:
-            self._cache[kind] = _results.load(kind, self.results_dir)
+            rows = []
+            for r in _results.load(kind, machine_name=self.machine, quick=self.quick,
+                                   directory=self.results_dir):
+                m = r.get("provenance", {}).get("machine")
+                if isinstance(m, dict) and machine_id(m) != self.machine:
+                    _results._warn(_results.kind_path(kind, machine_name=self.machine,
+                                                      directory=self.results_dir), 0,
+                                   f"a row of machine {machine_id(m)} in {self.machine}'s folder")
+                    continue
+                rows.append(r)
+            self._cache[kind] = rows
         return list(self._cache[kind])
+
+    def baseline(self) -> str:
+        """The baseline rung: as its rows say (field "baseline"), else as declared now."""
+        for r in self.rows("throughput"):
+            if r.get("baseline"):
+                return r["version"]
+        try:
+            from core.discover import baseline_name
+            return baseline_name()
+        except Exception:
+            return "v1_python"
+
+    def heading(self, title: str) -> str:
+        """A heading that quotes numbers names the machine they were measured on."""
+        return f"{title} ({self.machine_line})"
 
     def latest(self, kind: str, key: Sequence[str]) -> List[dict]:
         """The newest row for each distinct value of the `key` fields (file order = time order)."""

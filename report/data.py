@@ -4,7 +4,10 @@ from __future__ import annotations
 import re
 from typing import Dict, List, Optional, Tuple
 
-from harness.cmd_ceilings import BYTES_PER_TRANSITION, MLP_FLOPS_PER_TRANSITION
+from core.spec import BATCH, NET
+
+BYTES_PER_TRANSITION = BATCH.bytes_per_transition
+MLP_FLOPS_PER_TRANSITION = NET.forward_flops()
 
 LADDER_SHAPES = [(20, 32), (4096, 32)]
 

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 
+from core.results import kind_path
 from tests.conftest import ROOT
 
 
@@ -15,7 +16,7 @@ def bench_env(tmp_path):
 
 
 def test_quick_bench_and_report_round_trip(tmp_path):
-    p = subprocess.run([sys.executable, "-m", "harness", "bench", "--version", "v1_python", "--quick",
+    p = subprocess.run([sys.executable, "-m", "harness", "bench", "--version", "v1_python",
                         "--envs", "8", "--envs", "64", "--json", "--budget", "0.1"],
                        cwd=ROOT, env=bench_env(tmp_path), capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stderr
@@ -26,9 +27,10 @@ def test_quick_bench_and_report_round_trip(tmp_path):
         assert r["transitions_per_s"] > 0 and r["repeats"] >= 3 and len(r["samples_s"]) == r["repeats"]
         assert r["provenance"]["machine"]["cores"] >= 1 and r["source_hash"]
         assert "commit" in r["provenance"] and "dirty" in r["provenance"]
-    saved = (tmp_path / "results" / "throughput.jsonl").read_text().splitlines()
+    saved = kind_path("throughput", directory=tmp_path / "results").read_text().splitlines()
     assert len(saved) == 4
-    ver = [json.loads(l) for l in (tmp_path / "results" / "verification.jsonl").read_text().splitlines()]
+    ver = [json.loads(l) for l in kind_path("verification", directory=tmp_path / "results")
+           .read_text().splitlines()]
     assert ver[-1]["status"] == "passed"
 
     from report.render import render
@@ -52,7 +54,7 @@ def test_ctrl_c_leaves_results_readable(tmp_path):
                           "--envs", "5", "--envs", "6", "--budget", "1.0"],
                          cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          start_new_session=True)
-    f = tmp_path / "results" / "throughput.jsonl"
+    f = kind_path("throughput", directory=tmp_path / "results")
     deadline = time.time() + 120
     while time.time() < deadline and not (f.exists() and f.read_text().count("\n") >= 1):
         time.sleep(0.1)
@@ -71,7 +73,7 @@ def test_ctrl_c_leaves_results_readable(tmp_path):
 def test_dirty_flag_ignores_the_benchs_own_outputs(tmp_path, monkeypatch):
     """Provenance says 'dirty' when measured code differs from the commit, not when the
     bench's outputs (results/, the report, the README headline) were cleared or rewritten."""
-    from harness import machine
+    from core import machine
 
     repo = tmp_path / "repo"
     for rel in ("harness/code.py", "results/rows.jsonl", "report/REPORT.md", "README.md"):
@@ -90,3 +92,15 @@ def test_dirty_flag_ignores_the_benchs_own_outputs(tmp_path, monkeypatch):
     assert state()["dirty"] is False
     (repo / "harness" / "code.py").write_text("v2\n")
     assert state()["dirty"] is True
+
+
+def test_quick_rows_are_kept_apart_and_never_reported(tmp_path):
+    p = subprocess.run([sys.executable, "-m", "harness", "bench", "--version", "v1_python", "--quick",
+                        "--envs", "8", "--policy", "random", "--budget", "0.05"],
+                       cwd=ROOT, env=bench_env(tmp_path), capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    assert kind_path("throughput", quick=True, directory=tmp_path / "results").exists()
+    assert not kind_path("throughput", directory=tmp_path / "results").exists()
+    from report.render import render
+    text = render(tmp_path / "results", tmp_path / "report").read_text()
+    assert "No throughput rows" in text

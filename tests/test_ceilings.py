@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 
+from core.results import kind_path
 from tests.conftest import ROOT
 
 
@@ -13,7 +14,7 @@ def test_ceilings_quick_rows(tmp_path):
     p = subprocess.run([sys.executable, "-m", "harness", "ceilings", "--quick"], cwd=ROOT, env=env,
                        capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr
-    rows = [json.loads(l) for l in (tmp_path / "ceilings.jsonl").read_text().splitlines()]
+    rows = [json.loads(l) for l in kind_path("ceilings", quick=True, directory=tmp_path).read_text().splitlines()]
     kinds = {(r["ceiling"], r["threads"]) for r in rows}
     assert ("gemm_f32", 1) in kinds and ("bandwidth_fill", 1) in kinds
     for r in rows:

@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pytest
 
-from harness.api import GenConfig, init_weights
+from core.api import GenConfig, init_weights
 from harness.verify import check_gymnasium
 from tests.conftest import ROOT
 
@@ -59,14 +59,16 @@ def test_generate_with_weights_file(tmp_path):
 
 @pytest.mark.parametrize("args,fragments", [
     (["--version", "v42_nothing"], ["unknown version", "v1_python"]),
-    (["--envs", "0"], ["--envs must be a positive integer"]),
-    (["--envs", "abc"], ["--envs must be a positive integer"]),
-    (["--steps", "-3"], ["--steps must be a positive integer"]),
-    (["--envs", "100000000000", "--steps", "100000"], ["GiB"]),
-    (["--seed", str(2**64)], ["seed must be in [0, 2^64)"]),
-    (["--seed", "-1"], ["seed must be in [0, 2^64)"]),
-    (["--epsilon", "1.5"], ["epsilon must be in [0, 1]"]),
-    (["--epsilon", "x"], ["epsilon must be a number"]),
+    (["--envs", "0"], ["--envs must be an integer in [1,"]),
+    (["--envs", "abc"], ["--envs must be an integer in [1,"]),
+    (["--steps", "-3"], ["--steps must be an integer in [1,"]),
+    (["--envs", "200000", "--steps", "1000"], ["GiB"]),
+    (["--envs", "100000000000", "--steps", "100000"], ["--envs must be an integer in [1,"]),
+    (["--seed", str(2**64)], ["seed must be an integer in [0, 2^64)"]),
+    (["--seed", "-1"], ["seed must be an integer in [0, 2^64)"]),
+    (["--epsilon", "1.5"], ["epsilon must be a finite number in [0, 1]"]),
+    (["--epsilon", "x"], ["epsilon must be a finite number in [0, 1]"]),
+    (["--epsilon", "nan"], ["epsilon must be a finite number in [0, 1]"]),
     (["--workers", "3"], ["no parallelism", "--workers must be 1"]),
     (["--policy", "greedy"], ["invalid choice"]),
 ])
@@ -81,7 +83,7 @@ def test_bad_input_is_one_line(tmp_path, args, fragments):
 
 def test_unwritable_out(tmp_path):
     assert_clean_error(run("generate", "--version", "v1_python", "--out", str(tmp_path / "no" / "x.npz")),
-                       "cannot write --out")
+                       "does not exist")
 
 
 @pytest.mark.parametrize("mutate,fragment", [

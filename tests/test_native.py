@@ -5,16 +5,15 @@ Gymnasium (check_gymnasium) for both policies, N = 1, 7, 37 (not multiples of an
 width or tile) and 1..4 threads. A rung whose module is not built, or whose instruction
 set this CPU lacks, is skipped with the reason its available() gives.
 """
-import importlib
-
 import numpy as np
 import pytest
 
-from harness.api import GenConfig, balancing_weights, init_weights
+from core.api import GenConfig, balancing_weights, init_weights
 from harness.verify import check_gymnasium, compare_batches, run_generator
 from versions.v1_python.rollout import PythonGenerator
 
 RUNGS = ["v4_cpp", "v5_openmp", "v5b_simd"]
+MODULES = {"v4_cpp": "_v4_cpp", "v5_openmp": "_v5_openmp", "v5b_simd": "_v5b_simd"}
 SIZES = [1, 7, 37]
 POLICIES = ["random", "egreedy"]
 T, CALLS = 24, 2
@@ -23,11 +22,21 @@ _refs = {}
 
 
 def rung(name):
-    v = importlib.import_module(f"versions.{name}.version")
-    why = v.available()
+    from core.discover import get_rung
+    v = get_rung(name)
+    why = v.unavailable_reason()
     if why:
         pytest.skip(f"{name}: {why}")
     return v
+
+
+def native_core(name, n, egreedy, threads=1, seed=0, epsilon=0.1):
+    """The rung's native Rollout object itself (tile sizes and kernels are its attributes)."""
+    from native.loader import require
+    mod = require(MODULES[name])
+    if rung(name).parallel:
+        return mod.Rollout(n, seed, egreedy, epsilon, threads)
+    return mod.Rollout(n, seed, egreedy, epsilon)
 
 
 def config(n, policy, workers=1, seed=11, **kw):
@@ -43,7 +52,7 @@ def reference(n, policy):
 
 
 def thread_counts(v):
-    return [1, 2, 3, 4] if v.PARALLEL else [1]
+    return [1, 2, 3, 4] if v.parallel else [1]
 
 
 @pytest.mark.parametrize("policy", POLICIES)
@@ -71,7 +80,7 @@ def test_matches_v1_and_gymnasium(name, n, policy):
 def test_truncation_across_calls(name):
     """The balancing network reaches the 500-step limit; episodes span several calls."""
     v = rung(name)
-    cfg = config(7, "egreedy", workers=2 if v.PARALLEL else 1, seed=5, epsilon=0.02,
+    cfg = config(7, "egreedy", workers=2 if v.parallel else 1, seed=5, epsilon=0.02,
                  weights=balancing_weights())
     got = run_generator(v.make_generator, cfg, 180, 3)
     assert got["truncated"].any(), "no episode reached truncation"
@@ -83,7 +92,7 @@ def test_truncation_across_calls(name):
 @pytest.mark.parametrize("name", RUNGS)
 def test_set_weights_between_calls(name):
     v = rung(name)
-    cfg = config(9, "egreedy", workers=2 if v.PARALLEL else 1, seed=2)
+    cfg = config(9, "egreedy", workers=2 if v.parallel else 1, seed=2)
 
     def run(make):
         g = make(cfg)
@@ -124,7 +133,7 @@ def test_build_info(name):
     assert info["compiler"] and info["flags"]
     assert "-ffast-math" not in info["flags"].split()
     assert "-ffp-contract=off" in info["flags"].split()
-    if v.PARALLEL:
+    if v.parallel:
         assert info["openmp"], "threaded rung built without OpenMP"
 
 
@@ -137,7 +146,7 @@ def test_micro_callables(name):
     from harness.verify import TIE_TOL, q_values64
     from native.pygen import NativeGenerator
     g = NativeGenerator(GenConfig(n_envs=37, policy="egreedy", weights=init_weights(4), workers=2),
-                        v._core(37, True, threads=2) if v.PARALLEL else v._core(37, True))
+                        native_core(name, 37, True, threads=2))
     g.set_weights(init_weights(4))
     obs = np.random.default_rng(1).normal(0, 0.1, (101, 4)).astype(np.float32)
     act = np.empty(101, np.int64)
@@ -157,7 +166,7 @@ def test_vector_trig_matches_glibc():
     """v5b's vector sin/cos (with its glibc fallback) gives glibc's bits on CartPole's angles."""
     v = rung("v5b_simd")
     from native.loader import load
-    mod, _ = load(v.MODULE)
+    mod, _ = load(MODULES[v.name])
     for lo, hi in [(-0.3, 0.3), (-0.5, 0.5), (-1e-3, 1e-3), (-0.7, 0.7)]:
         bad, fallbacks = mod.trig_check(lo, hi, 200_000)
         assert bad == 0, f"{bad} sin/cos values differ from glibc on [{lo}, {hi}]"
@@ -168,7 +177,8 @@ def test_simd_tile_widths_agree(policy):
     """v5b uses 48-env tiles when every thread gets two, else 16: same batch either way."""
     v = rung("v5b_simd")
     n = 100                                   # 1 thread: tiles 48+48+4; 2 threads: 16-env tiles
-    assert v._core(n, False, threads=1).tile == 48 and v._core(n, False, threads=2).tile == 16
+    assert native_core("v5b_simd", n, False, threads=1).tile == 48
+    assert native_core("v5b_simd", n, False, threads=2).tile == 16
     b1 = run_generator(v.make_generator, config(n, policy, workers=1), T, CALLS)
     b2 = run_generator(v.make_generator, config(n, policy, workers=2), T, CALLS)
     for k in b1:
@@ -183,7 +193,7 @@ def test_division_by_total_mass_is_exact():
     """v5b replaces x / 1.1 by a reciprocal multiply and one FMA correction: same bits."""
     v = rung("v5b_simd")
     from native.loader import load
-    mod, _ = load(v.MODULE)
+    mod, _ = load(MODULES[v.name])
     if not hasattr(mod, "div_check"):
         pytest.skip("v5b built without AVX-512: it divides")
     assert mod.div_check(12345, 2_000_000) == 0
@@ -217,7 +227,7 @@ def test_simd_portable_fallback_verifies(policy):
 def test_other_hidden_sizes(name, hidden):
     """H need not be a multiple of the kernels' 8-row panels or 16-float vectors."""
     v = rung(name)
-    cfg = config(19, "egreedy", workers=2 if v.PARALLEL else 1, seed=8,
+    cfg = config(19, "egreedy", workers=2 if v.parallel else 1, seed=8,
                  weights=init_weights(8, hidden=hidden))
     got = run_generator(v.make_generator, cfg, 16, 2)
     assert compare_batches(got, run_generator(PythonGenerator, cfg, 16, 2), cfg) is None

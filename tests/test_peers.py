@@ -118,14 +118,14 @@ def test_stage_writes_rows_and_section_renders(tmp_path, monkeypatch):
     assert by[("gym_numpy", 4)]["skipped"] is False
     assert by[("gym_numpy", 4)]["transitions_per_s"] > 0
     assert by[("gym_async", 300)]["skipped"] is True      # over the process limit
-    from harness import results
-    saved = results.load("peers", tmp_path / "results")
+    from core import results
+    saved = results.load("peers", quick=True, directory=tmp_path / "results")
     assert len(saved) == 4 and all(r["kind"] == "peers" for r in saved)
     assert all("provenance" in r for r in saved)
 
     from report.context import Context
     import report.sections.peers as section
-    ctx = Context(results_dir=tmp_path / "results", report_dir=tmp_path / "report")
+    ctx = Context(results_dir=tmp_path / "results", report_dir=tmp_path / "report", quick=True)
     text = section.render(ctx)
     assert text.startswith("## Peers")        # no rows at the bench shapes: says so
     assert "No peer rows at this shape" in text
@@ -133,7 +133,7 @@ def test_stage_writes_rows_and_section_renders(tmp_path, monkeypatch):
 
 def test_section_and_headline_from_rows(tmp_path):
     """Synthetic rows in, ratios out: the headline is computed, not written."""
-    from harness import results
+    from core import results
     d = tmp_path / "results"
     for peer, title, tp in (("envpool_sync", "EnvPool sync", 2e6), ("gym_sync", "Gymnasium SyncVectorEnv", 5e4)):
         for pol in ("random", "egreedy"):
@@ -141,13 +141,14 @@ def test_section_and_headline_from_rows(tmp_path):
                                          steps=32, requested_steps=32, threads=1,
                                          transitions_per_s=tp, median_s=4096 * 32 / tp,
                                          startup_s=0.1, autoreset="next-step", differs="x",
-                                         skipped=False), d)
+                                         skipped=False), directory=d)
     results.append("peers", dict(peer="gymnax", title="gymnax", policy="random", n_envs=4096,
-                                 requested_steps=32, skipped=True, reason="no jax"), d)
+                                 requested_steps=32, skipped=True, reason="no jax"), directory=d)
     for pol, tp in (("random", 6.2e6), ("egreedy", 1e6)):
         results.append("throughput", dict(version="v9_fast", number="9", title="Fast",
                                           policy=pol, n_envs=4096, steps=32, requested_steps=32,
-                                          workers=2, transitions_per_s=tp), d)
+                                          workers=2, transitions_per_s=tp,
+                                          samples_s=[4096 * 32 / tp]), directory=d)
     from report.context import Context
     import report.sections.peers as section
     ctx = Context(results_dir=d, report_dir=tmp_path / "report")

@@ -1,7 +1,7 @@
 """The check values of WORKLOAD.md for the counter-based RNG."""
 import pytest
 
-from versions.common import rng
+from core import rng
 
 
 def test_mix_of_zero():

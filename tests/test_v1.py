@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from harness.api import GenConfig, balancing_weights
+from core.api import GenConfig, balancing_weights
 from harness.verify import check_gymnasium, run_generator
 from versions.v1_python.rollout import PythonGenerator
 

@@ -12,7 +12,7 @@ import numpy as np
 import psutil
 import pytest
 
-from harness.api import GenConfig, VersionError, balancing_weights, init_weights
+from core.api import GenConfig, StudyError, balancing_weights, init_weights
 from harness.verify import check_gymnasium, compare_batches, run_generator
 from versions.common.cartpole import ARRAY_NAMES
 from versions.v1_python.rollout import PythonGenerator
@@ -60,7 +60,7 @@ def test_worker_counts_give_v1s_batch(policy):
 
 
 def test_more_workers_than_envs_is_a_clear_error():
-    with pytest.raises(VersionError, match="at least one environment"):
+    with pytest.raises(StudyError, match="at least one environment"):
         MultiprocessingGenerator(GenConfig(n_envs=3, workers=4))
 
 
@@ -112,7 +112,7 @@ def test_raising_worker_makes_generate_raise():
 CHILD = """
 import json, sys
 sys.path.insert(0, {root!r})
-from harness.api import GenConfig
+from core.api import GenConfig
 from versions.v2_multiprocessing.rollout import MultiprocessingGenerator
 gen = MultiprocessingGenerator(GenConfig(n_envs=4, policy="egreedy", workers=2))
 gen.generate(2)

@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("numba")
 
-from harness.api import GenConfig, VersionError, balancing_weights, init_weights  # noqa: E402
+from core.api import GenConfig, StudyError, balancing_weights, init_weights  # noqa: E402
 from harness.verify import compare_batches, run_generator  # noqa: E402
 from versions.common.cartpole import ARRAY_NAMES  # noqa: E402
 from versions.v1_python.rollout import PythonGenerator  # noqa: E402
@@ -38,7 +38,7 @@ def test_threads_give_the_serial_batch(policy):
 
 def test_more_threads_than_numba_allows_is_a_clear_error():
     import numba
-    with pytest.raises(VersionError, match="NUMBA_NUM_THREADS"):
+    with pytest.raises(StudyError, match="NUMBA_NUM_THREADS"):
         v3b.make_generator(GenConfig(n_envs=4, workers=numba.config.NUMBA_NUM_THREADS + 1))
 
 
@@ -46,7 +46,7 @@ CHILD = """
 import sys
 sys.path.insert(0, {root!r})
 import numpy as np
-from harness.api import GenConfig
+from core.api import GenConfig
 from harness.verify import run_generator
 from versions.v3b_numba_parallel import version as v3b
 kw = dict(n_envs=5, seed=2, policy="egreedy", epsilon=0.3)

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.api import GenConfig, balancing_weights, init_weights
+from core.api import GenConfig, balancing_weights, init_weights
 from harness.verify import check_gymnasium, compare_batches, run_generator
 from versions.common.cartpole import ARRAY_NAMES
 from versions.v6_mpi import version as v6
@@ -184,7 +184,7 @@ def test_python_killed_takes_the_job_down(stuck):
     even while it is stuck in the gather waiting for a stopped rank (its watchdog thread)."""
     code = textwrap.dedent(f"""
         import os, signal, sys
-        from harness.api import GenConfig
+        from core.api import GenConfig
         from versions.v6_mpi.launcher import MPIGenerator, CMD, MAGIC_CMD, C_GENERATE
         g = MPIGenerator(GenConfig(n_envs=6, workers=2))
         g.generate(4)
@@ -219,7 +219,8 @@ def test_bench_stage_rows_and_report_section(tmp_path, monkeypatch):
     """The bench stage writes gather and rollout rows; the report section renders them
     (and renders a sensible line without them)."""
     monkeypatch.setenv("STUDY_RESULTS_DIR", str(tmp_path / "results"))
-    from harness import cmd_mpi, results
+    from core import results
+    from harness import cmd_mpi
     from harness.progress import Progress
     from report.context import Context
     from report.sections import mpi as section
@@ -228,7 +229,7 @@ def test_bench_stage_rows_and_report_section(tmp_path, monkeypatch):
     assert "No MPI measurements" in empty
 
     cmd_mpi.bench_stage(True, Progress("test"))
-    rows = results.load("mpi", tmp_path / "results")
+    rows = results.load("mpi", quick=True, directory=tmp_path / "results")
     kinds = {r["what"] for r in rows}
     assert {"gather_bytes", "gather_batch", "rollout"} <= kinds
     assert all(r["median_s"] > 0 for r in rows if r["what"].startswith("gather"))
@@ -236,6 +237,6 @@ def test_bench_stage_rows_and_report_section(tmp_path, monkeypatch):
     assert {r["ranks"] for r in roll} == {1, 2}
     assert all(r["per_rank_transitions_per_s"] > 0 for r in roll)
 
-    text = section.render(Context(tmp_path / "results", tmp_path / "rep"))
+    text = section.render(Context(tmp_path / "results", tmp_path / "rep", quick=True))
     assert "ESTIMATED" in text and "gather = compute" in text
     assert (tmp_path / "rep" / "figures" / "mpi_model.png").exists()

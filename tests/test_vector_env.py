@@ -7,8 +7,8 @@ import pytest
 gym = pytest.importorskip("gymnasium")
 from gymnasium.vector import AutoresetMode, VectorEnv  # noqa: E402
 
-from harness.api import GenConfig  # noqa: E402
-from versions.common import rng  # noqa: E402
+from core.api import GenConfig  # noqa: E402
+from core import rng  # noqa: E402
 from versions.common.vector_env import RungVectorEnv, numpy_step  # noqa: E402
 
 N = 6
@@ -19,8 +19,8 @@ ALL_STEPPERS = [None] + STEPPER_RUNGS         # None: the NumPy stepper
 def stepper_rung(name):
     """The version name, or a skip with the reason when its native module is unavailable."""
     if name is not None:
-        import importlib
-        why = importlib.import_module(f"versions.{name}.version").available()
+        from core.discover import get_rung
+        why = get_rung(name).unavailable_reason()
         if why:
             pytest.skip(f"{name}: {why}")
     return name
@@ -211,7 +211,7 @@ def test_step_mode_and_collect_give_the_same_transitions():
 
 def test_collect_with_torch_weights_matches_the_generator_given_those_weights():
     torch = pytest.importorskip("torch")
-    from harness.api import init_weights
+    from core.api import init_weights
     from versions.common.vector_env import weights_from_torch
     torch.manual_seed(0)
     net = torch.nn.Sequential(torch.nn.Linear(4, 16), torch.nn.ReLU(), torch.nn.Linear(16, 16),
@@ -307,7 +307,7 @@ def test_native_stepper_equals_the_numpy_stepper_bit_for_bit(version):
     assert ref_env.stepper_source in ("versions.v1b_numpy.rollout.step",
                                       "versions.common.vector_env.numpy_step")
     env, got = rollout(stepper_rung(version), n, steps, seed)
-    assert env.stepper_source == f"versions.{version}.version"
+    assert env.stepper_source == version
     assert_same_steps(got, want)
     np.testing.assert_array_equal(env.state, ref_env.state)
     np.testing.assert_array_equal(env.episode, ref_env.episode)

@@ -5,7 +5,7 @@ import statistics
 
 import numpy as np
 
-from harness import estimate as est
+from core import estimate as est
 from report.context import fmt_time, md_table
 
 ORDER = 50

@@ -12,7 +12,7 @@ def table(ctx, policy, n, t):
     rows = ladder_rows(ctx, policy, n, t)
     if not rows:
         return None
-    base = next((r for r in rows if r["version"] == "v1_python"), None)
+    base = next((r for r in rows if r["version"] == ctx.baseline()), None)
     out, prev, reduced = [], None, False
     for r in rows:
         tps = r["transitions_per_s"]
@@ -118,7 +118,7 @@ def headline_markdown(ctx):
     names = sorted(set(rnd) | set(egr), key=version_key)
     if not names:
         return "*No results yet: run `make bench`.*"
-    b_r, b_e = rnd.get("v1_python"), egr.get("v1_python")
+    b_r, b_e = rnd.get(ctx.baseline()), egr.get(ctx.baseline())
 
     def cell(r, b):
         if not r:

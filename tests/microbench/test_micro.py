@@ -1,6 +1,6 @@
 """One env step and one policy forward per rung, timed by pytest-benchmark.
 
-Each version may offer micro_step(n) and micro_forward(n) in its version.py; the
+Each rung may declare micro_step(n) and micro_forward(n) (core.rung.Rung); the
 report divides the two to say whether stepping or inference dominates a rung.
 """
 import os
@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from harness.discover import discover
+from core.discover import rungs
 
 SIZES = [int(s) for s in os.environ.get("STUDY_MICRO_SIZES", "1,1024").split(",")]
 TARGET_S = float(os.environ.get("STUDY_MICRO_TARGET_S", "0.5"))
@@ -16,9 +16,9 @@ TARGET_S = float(os.environ.get("STUDY_MICRO_TARGET_S", "0.5"))
 
 def cases():
     out = []
-    for v in discover():
+    for v in rungs():
         for what in ("step", "forward"):
-            fn = getattr(v.module, f"micro_{what}", None) if v.module else None
+            fn = getattr(v, f"micro_{what}", None)
             if fn is None:
                 continue
             for n in SIZES:
@@ -31,7 +31,7 @@ def test_micro(benchmark, version, what, n):
     why = version.unavailable_reason()
     if why:
         pytest.skip(why)
-    run = getattr(version.module, f"micro_{what}")(n)
+    run = getattr(version, f"micro_{what}")(n)
     run()                                   # warm-up (JIT, first touch)
     t0 = time.perf_counter()
     run()

@@ -74,14 +74,14 @@ The stepper protocol a rung may add to its version.py:
 from __future__ import annotations
 
 import functools
-import importlib
 import inspect
 from typing import Any, Callable, Optional
 
 import numpy as np
 
 from versions.common import cartpole as cp
-from versions.common import rng
+from core import rng
+from native.stepper import NativeStepper  # noqa: F401  (re-exported for rungs' steppers)
 
 try:
     import gymnasium as gym
@@ -114,25 +114,6 @@ def numpy_step(state: np.ndarray, actions: np.ndarray) -> np.ndarray:
     state[2] = new_theta
     return ((new_x < -cp.X_THRESHOLD) | (new_x > cp.X_THRESHOLD)
             | (new_theta < -cp.THETA_THRESHOLD) | (new_theta > cp.THETA_THRESHOLD))
-
-
-class NativeStepper:
-    """A C++ rung's stepper: `module.step_dynamics` as the plain protocol (a call) and
-    `module.step_autoreset` as the whole-step one (see the module docstring)."""
-
-    def __init__(self, module, n_envs: int, threads: Optional[int] = None):
-        self.module = module
-        self.n_envs = int(n_envs)
-        self.threads = threads
-        self._kw = {} if threads is None else {"threads": int(threads)}
-        self.step_autoreset = (functools.partial(module.step_autoreset, **self._kw) if self._kw
-                               else module.step_autoreset)
-
-    def __call__(self, state: np.ndarray, actions: np.ndarray) -> np.ndarray:
-        terminated = np.empty(state.shape[1], np.bool_)
-        self.module.step_dynamics(state, np.ascontiguousarray(actions, np.int64), terminated,
-                                  **self._kw)
-        return terminated
 
 
 def default_stepper():
@@ -169,14 +150,11 @@ def _reset_states(k_reset: np.ndarray, episode: np.ndarray) -> np.ndarray:
 
 
 def _version_module(version):
-    """The version.py module for a name like "v1_python" (or a module given directly)."""
+    """The Rung (core.rung) for a name like "v1_python" (or a Rung or stand-in given directly)."""
     if version is None or not isinstance(version, str):
         return version
-    try:
-        return importlib.import_module(f"versions.{version}.version")
-    except ImportError as e:
-        from harness.api import VersionError
-        raise VersionError(f"no version '{version}' ({e})")
+    from core.discover import runnable_rung
+    return runnable_rung(version)
 
 
 class RungVectorEnv(VectorEnv):
@@ -216,7 +194,8 @@ class RungVectorEnv(VectorEnv):
                 takes_workers = False
             self._stepper: Stepper = (maker(self.num_envs, workers=int(stepper_workers))
                                       if takes_workers else maker(self.num_envs))
-            self.stepper_source = getattr(self.version_module, "__name__", str(version))
+            self.stepper_source = (getattr(self.version_module, "name", None)
+                                   or getattr(self.version_module, "__name__", str(version)))
         else:
             self._stepper, self.stepper_source = default_stepper()
         # a whole-step stepper (see the module docstring) does resets and obs natively too
@@ -320,7 +299,7 @@ class RungVectorEnv(VectorEnv):
         if self._generator is None:
             if self._factory is None:
                 raise RuntimeError("collect() needs a version or a generator_factory")
-            from harness.api import DEFAULT_EPSILON, GenConfig
+            from core.api import DEFAULT_EPSILON, GenConfig
             g = self._gen_args
             cfg = GenConfig(n_envs=self.num_envs, seed=self.seed_value, policy=g["policy"],
                             epsilon=DEFAULT_EPSILON if g["epsilon"] is None else g["epsilon"],

@@ -9,8 +9,8 @@ from array import array
 
 import numpy as np
 
-from harness.api import Generator, GenConfig, check_weights
-from versions.common import rng
+from core.api import Generator, GenConfig, check_weights
+from core import rng
 from versions.common.cartpole import MAX_EPISODE_STEPS, step
 
 

@@ -1,12 +1,5 @@
 """v1_python: the baseline rung, plain Python."""
-NUMBER = "1"
-TITLE = "Python"
-SUMMARY = "Plain Python: lists, floats and math, one environment and one multiply at a time"
-PARALLEL = None
-
-
-def available():
-    return None
+from core.rung import Rung
 
 
 def make_generator(cfg):
@@ -16,7 +9,7 @@ def make_generator(cfg):
 
 def micro_step(n_envs):
     """One step of n_envs environments with fixed actions (no policy)."""
-    from versions.common import rng
+    from core import rng
     from versions.common.cartpole import step
     states = [rng.reset_state(rng.key(0, rng.RESET, i), 0) for i in range(n_envs)]
 
@@ -29,7 +22,7 @@ def micro_step(n_envs):
 
 def micro_forward(n_envs):
     """One Q-network forward pass (argmax) for n_envs observations."""
-    from harness.api import init_weights
+    from core.api import init_weights
     from .rollout import MLP
     mlp = MLP(init_weights(0))
     obs = [[0.01 * i, -0.02, 0.03, 0.01] for i in range(n_envs)]
@@ -38,3 +31,9 @@ def micro_forward(n_envs):
         for o in obs:
             mlp.greedy(o)
     return run
+
+
+RUNG = Rung(
+    number="1", title="Python", baseline=True,
+    summary="Plain Python: lists, floats and math, one environment and one multiply at a time",
+    make_generator=make_generator, micro_step=micro_step, micro_forward=micro_forward)

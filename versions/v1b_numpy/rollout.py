@@ -7,8 +7,8 @@ Q-network is three float32 matrix products over all N observations at once.
 """
 import numpy as np
 
-from harness.api import Generator, GenConfig, check_weights, empty_batch
-from versions.common import rng
+from core.api import Generator, GenConfig, check_weights, empty_batch
+from core import rng
 from versions.common.cartpole import (FORCE_MAG, GRAVITY, LENGTH, MASSPOLE,
                                       MAX_EPISODE_STEPS, POLEMASS_LENGTH, TAU,
                                       THETA_THRESHOLD, TOTAL_MASS, X_THRESHOLD)

@@ -1,13 +1,5 @@
 """v1b_numpy: structure of arrays over environments, whole-array NumPy operations."""
-NUMBER = "1b"
-TITLE = "NumPy"
-SUMMARY = ("Structure of arrays over the N environments (like Gymnasium's vector env): "
-           "whole-array float64 step, uint64 RNG, batched float32 MLP")
-PARALLEL = None
-
-
-def available():
-    return None
+from core.rung import Rung
 
 
 def make_generator(cfg):
@@ -19,7 +11,7 @@ def micro_step(n_envs):
     """One step of n_envs environments with fixed actions (no policy)."""
     import numpy as np
     from . import rollout
-    from versions.common import rng
+    from core import rng
     k = rollout.keys(0, rng.RESET, n_envs)
     state = rollout.reset_states(k, np.zeros(n_envs, np.int64))
     action = (np.arange(n_envs) & 1).astype(np.int64)
@@ -33,7 +25,7 @@ def micro_step(n_envs):
 def micro_forward(n_envs):
     """One Q-network forward pass (argmax) for n_envs observations."""
     import numpy as np
-    from harness.api import init_weights
+    from core.api import init_weights
     from .rollout import MLP
     mlp = MLP(init_weights(0))
     obs = np.array([[0.01 * i, -0.02, 0.03, 0.01] for i in range(n_envs)], np.float32)
@@ -41,3 +33,10 @@ def micro_forward(n_envs):
     def run():
         mlp.greedy(obs)
     return run
+
+
+RUNG = Rung(
+    number="1b", title="NumPy",
+    summary=("Structure of arrays over the N environments (like Gymnasium's vector env): "
+             "whole-array float64 step, uint64 RNG, batched float32 MLP"),
+    make_generator=make_generator, micro_step=micro_step, micro_forward=micro_forward)

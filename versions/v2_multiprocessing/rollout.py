@@ -17,7 +17,7 @@ from multiprocessing.connection import wait
 
 import numpy as np
 
-from harness.api import Generator, GenConfig, VersionError, check_weights
+from core.api import Generator, GenConfig, StudyError, check_weights
 from . import worker as W
 
 MAX_WORKERS = 64
@@ -81,9 +81,9 @@ class MultiprocessingGenerator(Generator):
         super().__init__(cfg)
         n, nw = cfg.n_envs, cfg.workers
         if not 1 <= nw <= MAX_WORKERS:
-            raise VersionError(f"v2_multiprocessing: --workers must be 1..{MAX_WORKERS}, got {nw}")
+            raise StudyError(f"v2_multiprocessing: --workers must be 1..{MAX_WORKERS}, got {nw}")
         if nw > n:
-            raise VersionError(f"v2_multiprocessing: {nw} workers for {n} environments; "
+            raise StudyError(f"v2_multiprocessing: {nw} workers for {n} environments; "
                                f"each worker needs at least one environment (use --workers <= {n})")
         self.epsilon = float(cfg.epsilon)
         weights = check_weights(cfg.resolved_weights()) if cfg.policy == "egreedy" else None

@@ -1,12 +1,5 @@
 """v2_multiprocessing: v1's code in persistent worker processes, outputs in shared memory."""
-NUMBER = "2"
-TITLE = "Python, processes"
-SUMMARY = ("v1's step in persistent worker processes, each owning a slice of the "
-           "environments and writing its columns of the batch into shared memory")
-PARALLEL = "workers"
-SERIAL_BASE = "v1_python"   # the serial rung the report's crossover compares it with
-MAX_WORKERS = 64
-VERIFY_WORKERS = (1, 2, 3)
+from core.rung import Rung
 
 
 def available():
@@ -20,3 +13,11 @@ def make_generator(cfg):
     from .rollout import MultiprocessingGenerator
     return MultiprocessingGenerator(cfg)
 
+
+RUNG = Rung(
+    number="2", title="Python, processes",
+    summary=("v1's step in persistent worker processes, each owning a slice of the "
+             "environments and writing its columns of the batch into shared memory"),
+    make_generator=make_generator, available=available, parallel="workers",
+    max_workers=64, verify_workers=(1, 2, 3), serial_base="v1_python",
+    sources=("versions/v1_python",))

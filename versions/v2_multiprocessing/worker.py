@@ -13,7 +13,7 @@ from multiprocessing import shared_memory
 
 import numpy as np
 
-from versions.common import rng
+from core import rng
 from versions.common.cartpole import ARRAY_NAMES
 from versions.v1_python.rollout import PythonGenerator, to_f32
 

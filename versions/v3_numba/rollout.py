@@ -1,8 +1,8 @@
 """v3: the generator around the compiled kernels of kernels.py."""
 import numpy as np
 
-from harness.api import Generator, GenConfig, check_weights, empty_batch
-from versions.common import rng
+from core.api import Generator, GenConfig, check_weights, empty_batch
+from core import rng
 from . import kernels
 
 

@@ -1,9 +1,5 @@
 """v3_numba: the whole T-step rollout compiled with Numba, one thread."""
-NUMBER = "3"
-TITLE = "Numba"
-SUMMARY = ("The whole T-step rollout (RNG, float32 MLP, float64 step, reset) as one "
-           "@njit kernel writing into preallocated arrays; serial")
-PARALLEL = None
+from core.rung import Rung
 
 
 def available():
@@ -35,7 +31,7 @@ def micro_step(n_envs):
 def micro_forward(n_envs):
     """One Q-network forward pass (argmax) for n_envs observations."""
     import numpy as np
-    from harness.api import init_weights
+    from core.api import init_weights
     from . import kernels
     from .rollout import prepare_weights
     w = prepare_weights(init_weights(0))
@@ -46,3 +42,11 @@ def micro_forward(n_envs):
     def run():
         kernels.greedy_many(obs, *w, out)
     return run
+
+
+RUNG = Rung(
+    number="3", title="Numba",
+    summary=("The whole T-step rollout (RNG, float32 MLP, float64 step, reset) as one "
+             "@njit kernel writing into preallocated arrays; serial"),
+    make_generator=make_generator, available=available, micro_step=micro_step,
+    micro_forward=micro_forward)

@@ -44,7 +44,7 @@ from typing import Dict, Optional
 
 import numpy as np
 
-from harness.api import WEIGHT_KEYS, GenConfig, Generator, VersionError, check_weights
+from core.api import WEIGHT_KEYS, GenConfig, Generator, StudyError, check_weights
 
 HERE = Path(__file__).resolve().parent
 BUILD_DIR = HERE / "build"
@@ -256,7 +256,7 @@ class MPIGenerator(Generator):
     def __init__(self, cfg: GenConfig):
         super().__init__(cfg)
         if not RANK_EXE.exists():
-            raise VersionError(f"v6_mpi is not built ({RANK_EXE} missing): run versions/v6_mpi/build.sh")
+            raise StudyError(f"v6_mpi is not built ({RANK_EXE} missing): run versions/v6_mpi/build.sh")
         self.N, self.P = cfg.n_envs, cfg.workers
         self.epsilon = float(cfg.epsilon)
         self._pending_weights: Optional[bytes] = None
@@ -297,7 +297,7 @@ class MPIGenerator(Generator):
                                          stderr=subprocess.STDOUT, env=mpi_env(job.tmpdir, job.shmdir),
                                          start_new_session=True)
         except OSError as e:
-            raise VersionError(f"v6_mpi: cannot start mpirun: {e}")
+            raise StudyError(f"v6_mpi: cannot start mpirun: {e}")
         finally:
             log.close()
         deadline = time.monotonic() + START_TIMEOUT_S
@@ -387,7 +387,7 @@ class MPIGenerator(Generator):
     def generate(self, T: int) -> Dict[str, np.ndarray]:
         T = int(T)
         if T <= 0:
-            raise VersionError(f"T must be positive, got {T}")
+            raise StudyError(f"T must be positive, got {T}")
         self._ensure_capacity(T)
         payload = b""
         if self._pending_weights is not None and self.cfg.policy == "egreedy":

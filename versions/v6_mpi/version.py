@@ -1,12 +1,5 @@
 """v6_mpi: the rollout spread over MPI ranks, gathered to rank 0 (the learner's side)."""
-NUMBER = "6"
-TITLE = "C++ / MPI"
-SUMMARY = ("MPI ranks each run the shared C++ rollout on a contiguous slice of the "
-           "environments; one gather collective with derived datatypes lands every block in the "
-           "time-major batch, in memory shared with Python")
-PARALLEL = "ranks"
-SERIAL_BASE = "v4_cpp"   # the serial rung the report's crossover compares it with
-VERIFY_WORKERS = (1, 2, 3)
+from core.rung import Rung
 
 
 def available():
@@ -50,3 +43,13 @@ def build_info():
     except Exception:
         info["mpi"] = "Open MPI (version unknown)"
     return info
+
+
+RUNG = Rung(
+    number="6", title="C++ / MPI",
+    summary=("MPI ranks each run the shared C++ rollout on a contiguous slice of the "
+             "environments; one gather collective with derived datatypes lands every block in the "
+             "time-major batch, in memory shared with Python"),
+    make_generator=make_generator, available=available, parallel="ranks", max_workers=256,
+    verify_workers=(1, 2, 3), serial_base="v4_cpp", build_info=build_info,
+    sources=("native/include",))

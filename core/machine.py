@@ -1,4 +1,9 @@
-"""Provenance: what machine, what software, what commit a measurement came from."""
+"""Provenance: what machine, what software, what commit a measurement came from.
+
+machine_id() names the machine as results/ does (asv-style): the CPU model, the cores and
+the memory, e.g. "amd-epyc-2c-23g". Rows of different machines never mix: each machine
+has its own folder results/<machine_id>/.
+"""
 from __future__ import annotations
 
 import functools
@@ -49,7 +54,8 @@ def machine() -> dict:
 @functools.lru_cache(None)
 def software() -> dict:
     out = {"python": platform.python_version()}
-    for mod in ("numpy", "gymnasium", "numba", "torch", "mpi4py", "envpool", "jax", "gymnax"):
+    for mod in ("numpy", "gymnasium", "numba", "torch", "mpi4py", "envpool", "jax", "gymnax",
+                "stable-baselines3", "sbx-rl", "cleanrl", "pufferlib"):
         try:
             from importlib.metadata import version
             out[mod] = version(mod)
@@ -57,11 +63,6 @@ def software() -> dict:
             pass
     cxx = _cmd(os.environ.get("CXX", "g++"), "--version").splitlines()
     out["cxx"] = cxx[0] if cxx else None
-    try:
-        from versions.common import native_info   # written by the native build, if any
-        out["native_build"] = native_info.INFO
-    except Exception:
-        pass
     return out
 
 
@@ -77,6 +78,24 @@ def git_state() -> dict:
 
 
 GENERATED_PATHS = ("results", "report/REPORT.md", "report/figures", "README.md")
+
+
+def machine_id(m: dict = None) -> str:
+    """A stable folder name for a machine: CPU model, cores, memory (GiB, rounded)."""
+    import re
+    m = m or machine()
+    cpu = (m.get("cpu") or "unknown-cpu").lower()
+    cpu = re.sub(r"\((r|tm)\)|\bcpu\b|@.*$", " ", cpu)
+    slug = re.sub(r"[^a-z0-9]+", "-", cpu).strip("-") or "unknown-cpu"
+    mem = m.get("memory_gib")
+    return f"{slug}-{m.get('cores') or 0}c-{int(round(mem)) if mem else 0}g"
+
+
+def describe(m: dict = None) -> str:
+    """One line naming a machine for a report heading: CPU, cores, SIMD."""
+    m = m or machine()
+    simd = " ".join(x for x in m.get("simd", []) if x.startswith(("avx", "fma")))
+    return f"{m.get('cpu')}, {m.get('cores')} cores" + (f", {simd}" if simd else "")
 
 
 def provenance() -> dict:

@@ -1,11 +1,16 @@
-"""The DQN learner, the train command and the end-to-end estimate (fast: well under a minute)."""
+"""The training loop, the replay buffer, the train command and the end-to-end estimate
+(fast: well under a minute)."""
 
 import numpy as np
 import pytest
 
-from harness import estimate as est
-from harness.api import VersionError
-from harness.dqn import EpisodeTracker, ReplayBuffer, TrainConfig, resolve_device, train
+from core import estimate as est
+from core.api import StudyError
+from core.replay import Replay as ReplayBuffer
+from learners.l1_torch_eager.torch_eager import resolve_device
+from training.config import TrainConfig
+from training.episodes import EpisodeTracker
+from training.loop import train
 
 
 @pytest.fixture(autouse=True)
@@ -24,7 +29,7 @@ def test_short_training_run_makes_progress():
     """
     cfg = TrainConfig(version="v1_python", envs=8, steps=32, updates_per_round=32,
                       batch_size=64, lr=2e-3, target_period=64, eps_decay_rounds=8,
-                      eps_end=0.04, max_rounds=25, threshold=1e9, seed=1, learner_device="cpu")
+                      eps_end=0.04, max_rounds=25, threshold=1e9, seed=1, device="cpu")
     res = train(cfg)
     assert res.rounds == 25 and not res.solved
     assert res.updates == 25 * 32 and res.transitions == 25 * 8 * 32
@@ -61,11 +66,11 @@ def test_replay_buffer_copies_and_wraps():
     b = batch(1.0)
     buf.add(b)
     b["obs"][:] = 99.0                                     # the generator reuses its arrays
-    assert buf.np[:6, 0].tolist() == [1.0] * 6 and buf.size == 6
+    assert buf.data[:6, 0].tolist() == [1.0] * 6 and buf.size == 6
     buf.add(batch(2.0))                                    # 6 more: wraps round to the start
     assert buf.size == 10 and buf.pos == 2
-    assert buf.np[:2, 0].tolist() == [2.0, 2.0] and buf.np[2:6, 0].tolist() == [1.0] * 4
-    assert buf.np[6:10, 4].tolist() == [2.5] * 4 and buf.np[:, 10].tolist() == [1.0] * 10
+    assert buf.data[:2, 0].tolist() == [2.0, 2.0] and buf.data[2:6, 0].tolist() == [1.0] * 4
+    assert buf.data[6:10, 4].tolist() == [2.5] * 4 and buf.data[:, 10].tolist() == [1.0] * 10
 
 
 # --------------------------------------------------------------------------- estimate arithmetic
@@ -90,9 +95,11 @@ def _rows():
     for v, num, eg, rnd in (("v1_python", "1", 640 / 0.32, 640 / 0.2), ("v4_cpp", "4", 640 / 0.001, 640 / 0.0005)):
         for pol, tps in (("egreedy", eg), ("random", rnd)):
             tp.append({"version": v, "number": num, "title": v, "policy": pol, "n_envs": 20,
-                       "requested_steps": 32, "steps": 32, "workers": 1, "transitions_per_s": tps})
+                       "requested_steps": 32, "steps": 32, "workers": 1, "transitions_per_s": tps,
+                       "samples_s": [640 / tps]})
     tp.append({"version": "v4_cpp", "number": "4", "title": "v4", "policy": "egreedy", "n_envs": 4096,
-               "requested_steps": 32, "steps": 32, "workers": 1, "transitions_per_s": 1e9})
+               "requested_steps": 32, "steps": 32, "workers": 1, "transitions_per_s": 1e9,
+               "samples_s": [4096 * 32 / 1e9]})
     cfg = TrainConfig(updates_per_round=10).__dict__
     train = [{"role": "sample_complexity", "run_id": "a", "rounds": r, "updates": 10 * r,
               "transitions": 640 * r, "wall_s": 1.0, "solved": True, "config": cfg}
@@ -126,21 +133,21 @@ def test_e2e_table_from_rows():
 def test_report_section_renders(tmp_path):
     from report.context import Context
     from report.sections import e2e
-    from harness import results
+    from core import results
     ctx = Context(results_dir=tmp_path / "none", report_dir=tmp_path / "rep")
     assert "Not measured yet" in e2e.render(ctx)
     d = tmp_path / "res"
     tp, train_rows, learner = _rows()
     for r in tp:
-        results.append("throughput", r, d)
+        results.append("throughput", r, directory=d)
     for r in train_rows:
-        results.append("train", r, d)
+        results.append("train", r, directory=d)
     for r in learner:
-        results.append("learner", r, d)
+        results.append("learner", r, directory=d)
     check = {"role": "check", "version": "v4_cpp", "rounds": 100, "wall_s": 1.4, "solved": True,
              "gen_s": 0.1, "learn_s": 1.2, "eval_s": 0.3, "actor": "serial",
              "config": {**train_rows[0]["config"], "pipelined": False}}
-    results.append("train", check, d)
+    results.append("train", check, directory=d)
     text = e2e.render(Context(results_dir=d, report_dir=tmp_path / "rep"))
     assert "Estimated impact on RL performance" in text and "`v4_cpp`" in text
     assert "ESTIMATE" in text or "estimate" in text
@@ -152,31 +159,35 @@ def test_report_section_renders(tmp_path):
 # --------------------------------------------------------------------------- bad inputs
 
 def test_bad_device_is_a_clear_error():
-    with pytest.raises(VersionError, match="unknown learner device"):
+    with pytest.raises(StudyError, match="unknown learner device"):
         resolve_device("tpu")
     import torch
     if not torch.cuda.is_available():
-        with pytest.raises(VersionError, match="CUDA is not available"):
+        with pytest.raises(StudyError, match="CUDA is not available"):
             resolve_device("cuda")
     assert resolve_device("auto").type in ("cpu", "cuda")
 
 
 @pytest.mark.parametrize("kw, msg", [
-    ({"batch_size": 100_000}, "batch size"),
+    ({"batch_size": 100_000}, "--batch-size"),
     ({"buffer_size": 100}, "does not fit"),
     ({"envs": 0}, "positive integer"),
-    ({"lr": -1.0}, "learning rate"),
+    ({"lr": -1.0}, "--lr must be a positive"),
+    ({"lr_end": float("nan")}, "--lr-end"),
+    ({"grad_clip": -1.0}, "--grad-clip"),
+    ({"threshold": float("nan")}, "--threshold"),
     ({"target": "sometimes"}, "target"),
 ])
 def test_impossible_configs_are_refused(kw, msg):
-    with pytest.raises(VersionError, match=msg):
+    with pytest.raises(StudyError, match=msg):
         TrainConfig(**kw).check()
 
 
 @pytest.mark.parametrize("argv, msg", [
     (["train", "--version", "v99_nope"], "unknown version"),
-    (["train", "--version", "v1_python", "--learner-device", "tpu"], "unknown learner device"),
-    (["train", "--version", "v1_python", "--batch-size", "5000"], "batch size"),
+    (["train", "--version", "v1_python", "--device", "tpu"], "invalid choice"),
+    (["train", "--version", "v1_python", "--learner", "l99_nope"], "unknown learner"),
+    (["train", "--version", "v1_python", "--batch-size", "5000"], "--batch-size"),
     (["train", "--version", "v1_python", "--out-weights", "/nonexistent/dir/w.npz"], "does not exist"),
 ])
 def test_cli_bad_input_exits_2_with_one_line(argv, msg, capsys):
@@ -188,17 +199,15 @@ def test_cli_bad_input_exits_2_with_one_line(argv, msg, capsys):
 
 def test_cli_bad_number_exits_2():
     from harness.__main__ import main
-    with pytest.raises(SystemExit) as e:
-        main(["train", "--version", "v1_python", "--updates-per-round", "0"])
-    assert e.value.code == 2
+    assert main(["train", "--version", "v1_python", "--updates-per-round", "0"]) == 2
 
 
 def test_cli_train_saves_weights(tmp_path, capsys):
     from harness.__main__ import main
-    from harness import results
+    from core import results
     out = tmp_path / "w.npz"
     rc = main(["train", "--version", "v1_python", "--envs", "4", "--steps", "32", "--max-rounds", "3",
-               "--updates-per-round", "2", "--batch-size", "32", "--learner-device", "cpu",
+               "--updates-per-round", "2", "--batch-size", "32", "--device", "cpu",
                "--out-weights", str(out)])
     assert rc == 1                                          # not solved in 3 rounds: exit 1
     with np.load(out) as z:

@@ -1,32 +1,72 @@
-"""Timing one generator honestly: construct, warm up, then repeated timed calls.
+"""Timing honestly: construct, warm up, then repeated timed calls; medians with spread.
 
-Used for the versions and the peers alike. Start-up (construction + the warm-up call's
-excess over a steady call) is reported on its own; throughput is the median over the
-timed calls of N*T / seconds. Every sample is kept.
+Used for the rungs, the learners and the peers alike. Start-up (construction + the
+warm-up call's excess over a steady call) is reported on its own; throughput is the
+median over the timed calls of N*T / seconds. Every sample is kept, and every median
+comes with its interquartile range (IQR: the middle half of the samples) and a 95%
+bootstrap interval of the median.
 """
 from __future__ import annotations
 
 import statistics
 import time
-from typing import Callable, Dict, List
+from typing import Callable, Dict, List, Sequence
 
 
 MIN_SAMPLE_S = 0.005      # a timed sample spans at least this long (several calls if need be)
 
 
+def quartiles(values: Sequence[float]):
+    """(q1, median, q3) of the values (inclusive method; min/median/max below 4 values)."""
+    v = sorted(values)
+    med = statistics.median(v)
+    if len(v) < 4:
+        return v[0], med, v[-1]
+    q = statistics.quantiles(v, n=4, method="inclusive")
+    return q[0], med, q[2]
+
+
+def median_ci(values: Sequence[float], level: float = 0.95, resamples: int = 1000):
+    """A percentile-bootstrap interval of the median (fixed RNG: the same rows give the
+    same interval). (lo, hi); a single value gives (v, v)."""
+    import numpy as np
+    v = np.asarray(values, dtype=np.float64)
+    if len(v) < 2:
+        return float(v[0]), float(v[0])
+    rs = np.random.default_rng(0)
+    meds = np.median(v[rs.integers(0, len(v), (resamples, len(v)))], axis=1)
+    a = (1 - level) / 2
+    return float(np.quantile(meds, a)), float(np.quantile(meds, 1 - a))
+
+
+def spread(values: Sequence[float]) -> Dict:
+    """median, q1, q3, IQR and the bootstrap interval of a list of numbers."""
+    q1, med, q3 = quartiles(values)
+    lo, hi = median_ci(values)
+    return {"median": med, "q1": q1, "q3": q3, "iqr": q3 - q1, "ci_lo": lo, "ci_hi": hi,
+            "n": len(values)}
+
+
 def summarise(samples: List[float], transitions: int) -> Dict:
-    med = statistics.median(samples)
-    q = statistics.quantiles(samples, n=4) if len(samples) >= 4 else [min(samples), med, max(samples)]
+    """A throughput row from per-call times. Rates are transitions / time, so the rate's
+    quartiles are the times' quartiles inverted (q1 of the rate comes from q3 of time)."""
+    q1, med, q3 = quartiles(samples)
+    lo, hi = median_ci(samples)
     return {
         "samples_s": samples,
         "repeats": len(samples),
         "median_s": med,
         "min_s": min(samples),
         "max_s": max(samples),
-        "iqr_s": q[2] - q[0],
+        "q1_s": q1,
+        "q3_s": q3,
+        "iqr_s": q3 - q1,
+        "ci_s": [lo, hi],
         "transitions": transitions,
         "transitions_per_s": transitions / med,
-        "spread_pct": 100.0 * (q[2] - q[0]) / med,
+        "transitions_per_s_iqr": [transitions / q3, transitions / q1],
+        "transitions_per_s_ci": [transitions / hi, transitions / lo],
+        "spread_pct": 100.0 * (q3 - q1) / med,
     }
 
 

@@ -1,0 +1,236 @@
+"""results/: measurements as data, one JSON object per line, per machine, per kind.
+
+Layout (asv-style: rows belong to the machine that measured them):
+
+    results/<machine_id>/machine.json          what the machine is
+    results/<machine_id>/<kind>.jsonl          rows of full runs (what the report shows)
+    results/<machine_id>/quick/<kind>.jsonl    rows of quick runs (kept apart, never reported)
+
+Every row carries its provenance (machine, software, commit, dirty flag, time, run id).
+
+Durability: an append writes a whole line or nothing. The file is locked (flock), a torn
+last line left by a crash is cut off first (and kept in <kind>.jsonl.torn), the line is
+written in a loop that checks how much os.write wrote, then fsync'd; if any of that
+fails (a full disk), the file is truncated back to its old length and StudyError says
+so. Readers skip a malformed line (not JSON, not an object, missing the fields of its
+kind) with one warning on stderr naming the file and line.
+"""
+from __future__ import annotations
+
+import errno
+import fcntl
+import hashlib
+import json
+import os
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Dict, Iterable, List, Optional, Sequence
+
+from .errors import StudyError
+from core.machine import machine, machine_id, provenance
+
+ROOT = Path(__file__).resolve().parent.parent
+RUN_ID = os.environ.get("STUDY_RUN_ID") or time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:6]
+BASE_FIELDS = ("kind", "run_id", "time", "provenance")
+# Fields a row of each kind must have to be usable (besides BASE_FIELDS).
+KIND_FIELDS: Dict[str, Sequence[str]] = {
+    "throughput": ("version", "policy", "n_envs", "workers", "steps", "transitions_per_s", "samples_s"),
+    "verification": ("version", "status"),
+    "peers": ("peer", "policy", "n_envs"),
+    "ceilings": ("ceiling", "threads", "value"),
+    "learner": ("update_s",),
+    "learner_verification": ("learner", "status"),
+    "train": ("role",),
+    "e2e": ("entry", "seed"),
+    "mpi": ("what",),
+    "trials": ("trial",),
+}
+_warned: set = set()
+
+
+def root() -> Path:
+    """The results folder (STUDY_RESULTS_DIR overrides it, for tests and scratch runs)."""
+    return Path(os.environ.get("STUDY_RESULTS_DIR") or ROOT / "results")
+
+
+def machine_dir(machine_name: Optional[str] = None, directory: Optional[Path] = None) -> Path:
+    return Path(directory or root()) / (machine_name or machine_id())
+
+
+def kind_path(kind: str, quick: bool = False, machine_name: Optional[str] = None,
+              directory: Optional[Path] = None) -> Path:
+    d = machine_dir(machine_name, directory)
+    return (d / "quick" if quick else d) / f"{kind}.jsonl"
+
+
+def append(kind: str, row: dict, quick: Optional[bool] = None,
+           directory: Optional[Path] = None) -> dict:
+    """Append one row of `kind` for this machine; returns the full row (with provenance).
+    A quick run's row (quick=True, or a row whose "quick" field is true) goes to quick/."""
+    if quick is None:
+        quick = bool(row.get("quick", False))
+    full = {"kind": kind, "run_id": RUN_ID, "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "quick": bool(quick), **row, "provenance": provenance()}
+    line = (json.dumps(full, default=_jsonable, allow_nan=True) + "\n").encode()
+    path = kind_path(kind, quick, directory=directory)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        desc = path.parents[1 if quick else 0] / "machine.json"
+        if not desc.exists():
+            _atomic_write(desc, json.dumps({"id": machine_id(), **machine()}, indent=1) + "\n")
+    except OSError as e:
+        raise StudyError(f"results: cannot write under {path.parent}: {e.strerror}")
+    append_line(path, line)
+    return full
+
+
+def append_line(path: Path, line: bytes) -> None:
+    """Append one complete line to `path`, or nothing (see the module docstring)."""
+    if not line.endswith(b"\n") or b"\n" in line[:-1]:
+        raise ValueError("append_line takes exactly one line")
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    except OSError as e:
+        raise StudyError(f"results: cannot open {path}: {e.strerror}")
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        size = _cut_torn_tail(fd, path)
+        try:
+            done = 0
+            while done < len(line):
+                n = os.write(fd, line[done:])
+                if n <= 0:
+                    raise OSError(errno.EIO, "write wrote nothing")
+                done += n
+            os.fsync(fd)
+        except OSError as e:
+            try:
+                os.ftruncate(fd, size)          # nothing half-written stays behind
+                os.fsync(fd)
+            except OSError:
+                pass
+            raise StudyError(f"results: could not append a row to {path} ({e.strerror or e}); "
+                             f"the row was not written and the file is as it was")
+    finally:
+        os.close(fd)                            # releases the lock
+
+
+def _cut_torn_tail(fd: int, path: Path) -> int:
+    """If the file does not end with a newline (a writer died mid-line), move the torn
+    fragment to <file>.torn and truncate; return the file's (new) size."""
+    size = os.fstat(fd).st_size
+    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
+        return size
+    start = size
+    while start > 0:
+        chunk = os.pread(fd, min(65536, start), max(0, start - 65536))
+        k = chunk.rfind(b"\n")
+        if k >= 0:
+            start = max(0, start - 65536) + k + 1
+            break
+        start = max(0, start - 65536)
+    fragment = os.pread(fd, size - start, start)
+    with open(str(path) + ".torn", "ab") as f:
+        f.write(fragment + b"\n")
+    os.ftruncate(fd, start)
+    print(f"warning: {path}: a torn last line ({size - start} bytes) from an interrupted "
+          f"write was moved to {path.name}.torn", file=sys.stderr)
+    return start
+
+
+def load(kind: str, machine_name: Optional[str] = None, quick: bool = False,
+         directory: Optional[Path] = None, path: Optional[Path] = None) -> List[dict]:
+    """Every usable row of `kind` for a machine (default: this one), oldest first."""
+    p = Path(path) if path else kind_path(kind, quick, machine_name, directory)
+    if not p.exists():
+        return []
+    need = BASE_FIELDS + tuple(KIND_FIELDS.get(kind, ()))
+    rows = []
+    with open(p, "rb") as f:
+        for i, raw in enumerate(f, start=1):
+            if not raw.strip():
+                continue
+            why = None
+            try:
+                r = json.loads(raw)
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                why = "not JSON" if raw.endswith(b"\n") else "a torn last line"
+            else:
+                if not isinstance(r, dict):
+                    why = "not a JSON object"
+                elif r.get("kind") != kind:
+                    why = f"kind {r.get('kind')!r}, not {kind!r}"
+                else:
+                    missing = [k for k in need if k not in r]
+                    if missing:
+                        why = f"missing {', '.join(missing)}"
+            if why:
+                _warn(p, i, why)
+                continue
+            rows.append(r)
+    return rows
+
+
+def _warn(p: Path, line: int, why: str) -> None:
+    if (str(p), line) not in _warned:
+        _warned.add((str(p), line))
+        print(f"warning: {p}:{line}: row skipped ({why})", file=sys.stderr)
+
+
+def machines(directory: Optional[Path] = None) -> List[dict]:
+    """The machines that have rows: [{"id", "description", "newest"}], newest first."""
+    out = []
+    base = Path(directory or root())
+    if not base.is_dir():
+        return out
+    for d in base.iterdir():
+        if not d.is_dir() or not (d / "machine.json").exists():
+            continue
+        try:
+            desc = json.loads((d / "machine.json").read_text())
+        except (OSError, json.JSONDecodeError):
+            desc = {"id": d.name}
+        newest = max((f.stat().st_mtime for f in d.glob("*.jsonl")), default=0.0)
+        out.append({"id": d.name, "description": desc, "newest": newest})
+    return sorted(out, key=lambda m: -m["newest"])
+
+
+CODE_SUFFIXES = (".py", ".cpp", ".hpp", ".h", ".c", ".cmake", ".sh", ".txt", ".toml")
+
+
+def source_hash(paths: Iterable[str], root_dir: Path = ROOT) -> str:
+    """sha256 (first 12 hex) over the code files under the given repository-relative paths
+    (prose such as NOTES.md is left out: editing it does not make a row stale)."""
+    h = hashlib.sha256()
+    for rel in sorted(set(paths)):
+        p = root_dir / rel
+        files = sorted(f for f in p.rglob("*") if f.is_file()) if p.is_dir() else [p] if p.is_file() else []
+        for f in files:
+            if "__pycache__" in f.parts or not (f.suffix in CODE_SUFFIXES or f.name == "CMakeLists.txt"):
+                continue
+            h.update(str(f.relative_to(root_dir)).encode())
+            h.update(f.read_bytes())
+    return h.hexdigest()[:12]
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def _jsonable(o):
+    import numpy as np
+    if isinstance(o, np.generic):
+        return o.item()
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    if isinstance(o, Path):
+        return str(o)
+    raise TypeError(f"not JSON serialisable: {type(o)}")

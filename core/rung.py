@@ -1,0 +1,135 @@
+"""Rung: the typed declaration of one rung of the generation ladder.
+
+A rung is a folder `versions/vK[letter]_name/` whose `version.py` defines
+
+    RUNG = Rung(number="4", title="C++", summary="...", make_generator=...)
+
+(native C++ rungs use `native.rung.native_rung(...)`, which fills the fields below from
+a module name). Discovery (core.discover) checks the declaration and fills `name` and
+`path`. Every field is documented here, and nowhere else:
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable, Optional, Tuple, Union
+
+from core.api import GenConfig, Generator
+
+PARALLEL_KINDS = ("workers", "threads", "ranks")
+NAME_RE = re.compile(r"^v(\d+)([a-z]?)_[a-z0-9_]+$")
+ROOT = Path(__file__).resolve().parent.parent
+# Code every rung's generator depends on: a change here makes every rung's rows stale.
+COMMON_SOURCES = ("core/api.py", "core/rng.py", "core/spec.py", "versions/common")
+
+
+def _always_available() -> Optional[str]:
+    return None
+
+
+@dataclass(frozen=True)
+class Rung:
+    number: str
+    """Sort key in the ladder and the folder's number: "1", "1b", "5b"."""
+    title: str
+    """The table's "Implementation" column, e.g. "C++, OpenMP"."""
+    summary: str
+    """One line: the idea of this rung, relative to the rung below."""
+    make_generator: Callable[[GenConfig], Generator]
+    """GenConfig -> Generator (core.api): N environments, generate(T) -> WORKLOAD.md arrays."""
+    available: Callable[[], Optional[str]] = _always_available
+    """None if the rung can run here, else the reason (a skip, never a crash)."""
+    parallel: Optional[str] = None
+    """"workers", "threads" or "ranks" if --workers means something; None for a serial rung."""
+    max_workers: Union[int, Callable[[], int]] = 1
+    """The most workers the rung accepts (a callable when it depends on the environment)."""
+    verify_workers: Union[Tuple[int, ...], Callable[[], Tuple[int, ...]]] = (1,)
+    """Worker counts verification runs: every count must give the same batch."""
+    serial_base: Optional[str] = None
+    """A parallel rung: the serial rung its throughput-against-N crossover is measured against."""
+    baseline: bool = False
+    """The ladder's baseline (exactly one rung): speedups are over it, and verification
+    compares every other rung's batch with it (WORKLOAD.md, check 2)."""
+    sources: Tuple[str, ...] = ()
+    """Further code the rung runs, as paths from the repository root (another rung's folder,
+    native/include, ...); with the folder and COMMON_SOURCES this is what its rows hash."""
+    build_info: Optional[Callable[[], dict]] = None
+    """Compiler, flags and instruction sets of a compiled rung, for the rows' provenance."""
+    make_stepper: Optional[Callable[..., Any]] = None
+    """RungVectorEnv's stepper (versions/common/vector_env.py): make_stepper(n_envs, workers=1)."""
+    micro_step: Optional[Callable[[int], Callable[[], None]]] = None
+    """micro_step(n) -> a callable doing one environment step of n environments (micro-benchmarks)."""
+    micro_forward: Optional[Callable[[int], Callable[[], None]]] = None
+    """micro_forward(n) -> a callable doing one Q-network forward pass for n observations."""
+    name: str = ""
+    """Filled by discovery: the folder name, e.g. "v4_cpp"."""
+    path: Optional[Path] = field(default=None, compare=False)
+    """Filled by discovery: the folder."""
+    error: Optional[str] = None
+    """Filled by discovery when the folder is broken (import failed, declaration invalid)."""
+
+    # --- derived -------------------------------------------------------------------------
+    def unavailable_reason(self) -> Optional[str]:
+        if self.error:
+            return self.error
+        try:
+            return self.available()
+        except Exception as e:          # a broken probe is a reason, not a crash
+            return f"available() raised {type(e).__name__}: {e}"
+
+    def workers_limit(self) -> int:
+        if not self.parallel:
+            return 1
+        return int(self.max_workers() if callable(self.max_workers) else self.max_workers)
+
+    def verify_worker_counts(self) -> Tuple[int, ...]:
+        if not self.parallel:
+            return (1,)
+        w = self.verify_workers() if callable(self.verify_workers) else self.verify_workers
+        return tuple(x for x in w if x <= self.workers_limit()) or (1,)
+
+    def source_paths(self) -> Tuple[str, ...]:
+        """Repository-relative paths whose code the rung runs (hashed into its rows)."""
+        own = [str(self.path.relative_to(ROOT))] if self.path is not None else []
+        return tuple(dict.fromkeys(own + list(COMMON_SOURCES) + list(self.sources)))
+
+    def sort_key(self):
+        return number_key(self.number, self.name)
+
+    def check(self) -> Optional[str]:
+        """Why this declaration is invalid, or None (run by discovery)."""
+        m = NAME_RE.match(self.name)
+        if not m:
+            return f"folder name '{self.name}' does not look like v9_mine"
+        if self.number != m.group(1) + m.group(2):
+            return f"RUNG.number '{self.number}' does not match the folder's '{m.group(1) + m.group(2)}'"
+        if not callable(self.make_generator) or not callable(self.available):
+            return "RUNG.make_generator and RUNG.available must be callables"
+        if self.parallel not in (None,) + PARALLEL_KINDS:
+            return f"RUNG.parallel must be one of {', '.join(PARALLEL_KINDS)} or None, got {self.parallel!r}"
+        if not self.title or not self.summary:
+            return "RUNG.title and RUNG.summary must not be empty"
+        if self.parallel is None and self.serial_base:
+            return "RUNG.serial_base is for parallel rungs"
+        for s in self.sources:
+            if not (ROOT / s).exists():
+                return f"RUNG.sources names '{s}', which does not exist"
+        return None
+
+    def named(self, name: str, path: Path) -> "Rung":
+        return replace(self, name=name, path=path)
+
+
+def number_key(number: str, name: str = ""):
+    """Sort "1" < "1b" < "2" < ... < "10"."""
+    m = re.match(r"^(\d+)([a-z]?)$", str(number or ""))
+    return (int(m.group(1)), m.group(2), name) if m else (10 ** 9, str(number), name)
+
+
+def broken(name: str, path: Path, error: str) -> Rung:
+    """The stand-in for a rung folder that cannot be used (listed with its error)."""
+    m = NAME_RE.match(name)
+    number = (m.group(1) + m.group(2)) if m else name
+    return Rung(number=number, title=name, summary="", make_generator=None,  # type: ignore[arg-type]
+                name=name, path=path, error=error)

@@ -1,0 +1,106 @@
+"""Learner verification (LEARNER.md, "What counts as correct"): every learner against the
+reference learner, on the fixed replay buffer, before it is timed."""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Callable, Dict, List, Optional
+
+import numpy as np
+
+from core.learner import LearnConfig
+from training.episodes import greedy_actions
+from training.fixture import fixed_replay, probe_observations
+
+SEEDS = (0, 7, 2 ** 64 - 1)
+K = 200
+TOL_FIRST, TOL_K, LOSS_RTOL, TIE_GAP = 1e-5, 1e-4, 1e-3, 1e-3
+
+
+@dataclass
+class Outcome:
+    ok: bool
+    check: str
+    case: str
+    detail: str = ""
+
+
+def run_learner(learner, cfg: LearnConfig, updates: int, checkpoints=()) -> dict:
+    """`updates` updates on the fixed replay: {"losses", "weights", "at": {k: weights}}."""
+    replay = fixed_replay()
+    impl = learner.make(cfg, replay)
+    try:
+        losses = np.zeros(updates, np.float32)
+        at, done = {}, 0
+        for c in sorted(set(checkpoints) | {updates}):
+            impl.learn(c - done, losses[done:c])
+            done = c
+            impl.sync()
+            at[c] = impl.weights()
+        return {"losses": losses, "weights": at[updates], "at": at}
+    finally:
+        impl.close()
+
+
+def max_diff(a: Dict[str, np.ndarray], b: Dict[str, np.ndarray]) -> float:
+    return max(float(np.max(np.abs(a[k].astype(np.float64) - b[k].astype(np.float64)))) for k in b)
+
+
+class LearnerVerifier:
+    def __init__(self, reference, cfg: Optional[LearnConfig] = None, seeds=SEEDS,
+                 progress: Callable[[str], None] = None):
+        self.reference = reference
+        self.cfg = (cfg or LearnConfig()).learn_config()
+        self.cfg = replace(self.cfg, device="cpu" if reference.device == "cpu" else self.cfg.device)
+        self.seeds = seeds
+        self.progress = progress or (lambda s: None)
+        self._ref: Dict[int, dict] = {}
+
+    def ref(self, seed: int) -> dict:
+        if seed not in self._ref:
+            self.progress(f"{self.reference.name}: reference run, seed {seed}")
+            self._ref[seed] = run_learner(self.reference, replace(self.cfg, seed=seed), K, (1,))
+        return self._ref[seed]
+
+    def verify(self, learner) -> List[Outcome]:
+        out = []
+        probes = probe_observations()
+        for seed in self.seeds:
+            case = f"seed {seed}"
+            self.progress(f"{learner.name}: {case}")
+            ref = self.ref(seed)
+            cfg = replace(self.cfg, seed=seed, device=learner.device)
+            try:
+                got = run_learner(learner, cfg, K, (1,))
+            except Exception as e:
+                out.append(Outcome(False, "runs", case, f"{type(e).__name__}: {e}"))
+                continue
+            bad = [k for k in ref["weights"] if got["weights"].get(k) is None
+                   or got["weights"][k].shape != ref["weights"][k].shape]
+            if bad:
+                out.append(Outcome(False, "shapes", case, f"weights {', '.join(bad)} missing or misshapen"))
+                continue
+            d1 = max_diff(got["at"][1], ref["at"][1])
+            out.append(Outcome(d1 <= TOL_FIRST, "weights after 1 update", case,
+                               f"max |difference| {d1:.3g} (tolerance {TOL_FIRST:g})"))
+            dk = max_diff(got["weights"], ref["weights"])
+            out.append(Outcome(dk <= TOL_K, f"weights after {K} updates", case,
+                               f"max |difference| {dk:.3g} (tolerance {TOL_K:g})"))
+            rl = np.abs(got["losses"].astype(np.float64) - ref["losses"]) / np.maximum(np.abs(ref["losses"]), 1e-12)
+            worst = int(np.argmax(rl))
+            out.append(Outcome(bool(np.all(np.isfinite(got["losses"]))) and rl[worst] <= LOSS_RTOL,
+                               f"losses of {K} updates", case,
+                               f"worst relative difference {rl[worst]:.3g} at update {worst} "
+                               f"(tolerance {LOSS_RTOL:g})"))
+            qr = _q(ref["weights"], probes)
+            clear = np.abs(qr[:, 1] - qr[:, 0]) > TIE_GAP
+            ga, gr = greedy_actions(got["weights"], probes), qr.argmax(1)
+            wrong = int(np.sum((ga != gr) & clear))
+            out.append(Outcome(wrong == 0, "greedy actions on probes", case,
+                               f"{wrong} of {int(clear.sum())} clear probes disagree"))
+        return out
+
+
+def _q(w, obs):
+    h = np.maximum(obs @ w["w1"].T + w["b1"], 0)
+    h = np.maximum(h @ w["w2"].T + w["b2"], 0)
+    return h @ w["w3"].T + w["b3"]
