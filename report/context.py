@@ -27,9 +27,9 @@ class Context:
         self.fig_dir.mkdir(parents=True, exist_ok=True)
         self._cache: Dict[str, List[dict]] = {}
         known = _results.machines(self.results_dir)
-        if machine is None:
-            machine = known[0]["id"] if known else machine_id()
-        elif machine not in {m["id"] for m in known}:
+        if machine is None:                  # a quick preview is of this machine's rows
+            machine = known[0]["id"] if known and not quick else machine_id()
+        elif machine not in {m["id"] for m in known} and not quick:
             raise StudyError(f"--machine '{machine}' has no rows in {self.results_dir}; known: "
                              f"{', '.join(m['id'] for m in known) or 'none'}")
         self.machine = machine

@@ -72,3 +72,20 @@ def machines(ctx) -> List[dict]:
             if m:
                 seen[(m.get("cpu"), m.get("cores"), m.get("hostname"))] = m
     return list(seen.values())
+
+
+def stale(row: dict) -> bool:
+    """True when the code a row measured (its "sources", hashed into "source_hash") has
+    changed since: the row no longer describes the code in this checkout."""
+    if not row.get("sources") or not row.get("source_hash"):
+        return False
+    from core.results import source_hash
+    return source_hash(row["sources"]) != row["source_hash"]
+
+
+def fma_peak(ctx, threads: int):
+    """The measured float32 FMA peak (FLOP/s) at `threads` threads, or None."""
+    for r in ctx.latest("ceilings", ("ceiling", "threads")):
+        if r["ceiling"] == "fma_f32" and r["threads"] == threads:
+            return r["value"] * 1e9
+    return None

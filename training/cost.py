@@ -79,6 +79,8 @@ def profile_phases(impl, n_updates: int, reps: int) -> Optional[dict]:
     pc = time.perf_counter
     for _ in range(reps):
         tot = dict.fromkeys(names, 0.0)
+        if hasattr(impl, "plan"):             # indices for the whole run at once, as learn() does
+            impl.plan(n_updates)
         for _ in range(n_updates):
             for n, fn in impl.phases():
                 t0 = pc()

@@ -1,0 +1,161 @@
+"""The learner ladder's bench stage (`python -m harness learners`, and stage 45 of `make bench`).
+
+For every learner rung (learners/): verify it against the reference learner (LEARNER.md),
+and only if it verifies, time it (training/cost.py: start-up apart, median time per
+update and per round with their spread, phases where it has them) at 1 and 2 threads,
+and train CartPole to solved on 5 seeds with the fastest verified generation rung.
+Rows: "learner_verification", "learner" (timing), "train" with role "learner_solve".
+"""
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import replace
+from typing import List, Optional
+
+from core import discover, results
+from core.errors import StudyError
+from core.learner import LearnConfig
+
+from .cli_util import positive_int
+
+BENCH_STAGE = (45, "The learner ladder: verify, time per update, train to solved")
+SOLVE_SEEDS = (0, 1, 2, 3, 4)
+QUICK_SOLVE_SEEDS = (0,)
+QUICK_THRESHOLD, QUICK_MAX_ROUNDS = 195.0, 150
+
+
+def register(sub):
+    p = sub.add_parser("learners", help="the learner ladder: verify, time and train every learner")
+    p.add_argument("--learner", action="append", help="learner name (repeatable); default all")
+    p.add_argument("--quick", action="store_true", help="short timings, one training seed, a lower bar")
+    p.add_argument("--no-solve", action="store_true", help="skip the training-to-solved runs")
+    p.add_argument("--threads", type=positive_int("--threads", 64), action="append",
+                   help="thread counts to time (repeatable; default 1 and 2)")
+    p.set_defaults(func=cmd_learners)
+
+
+def cmd_learners(args):
+    from .progress import Progress
+    names = [discover.get_learner(n).name for n in args.learner] if args.learner else None
+    prog = Progress("learners")
+    bad = run_stage(args.quick, prog, names=names, solve=not args.no_solve,
+                    threads=tuple(args.threads) if args.threads else None)
+    prog.clear()
+    return 1 if bad else 0
+
+
+def ncpu() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def solve_rung() -> str:
+    """The rung that generates for the learners' training runs: the fastest available
+    compiled rung by its measured egreedy throughput at the training shape, else the
+    baseline (the learners' solve check is about the learner, not the rung)."""
+    from core.estimate import generation_times
+    avail = {v.name for v in discover.rungs() if v.unavailable_reason() is None}
+    gens = generation_times(results.load("throughput"))
+    ranked = sorted((g for n, g in gens.items() if n in avail), key=lambda g: -g["egreedy_tps"])
+    return ranked[0]["version"] if ranked else discover.baseline_rung().name
+
+
+def run_stage(quick: bool, progress, names: Optional[List[str]] = None, solve: bool = True,
+              threads=None) -> int:
+    """Returns the number of learners that failed verification, timing or solving."""
+    from training.config import TrainConfig
+    from training.cost import measure_learner
+    from training.loop import run_parallel
+    from .learner_verify import LearnerVerifier
+    note = progress.note
+    items = [x for x in discover.learners() if names is None or x.name in names]
+    ref = discover.reference_learner()
+    ver = LearnerVerifier(ref, progress=note)
+    failed, ok = 0, []
+    for lr in items:
+        why = lr.unavailable_reason()
+        row = {"learner": lr.name, "number": lr.number, "title": lr.title, "device": lr.device,
+               "sources": list(lr.source_paths()), "source_hash": results.source_hash(lr.source_paths())}
+        if why:
+            results.append("learner_verification", {**row, "status": "skipped", "reason": why}, quick=quick)
+            note(f"{lr.name}: skipped ({why})")
+            continue
+        if lr.reference:
+            results.append("learner_verification", {**row, "status": "reference"}, quick=quick)
+            ok.append(lr)
+            continue
+        try:
+            outcomes = ver.verify(lr)
+        except StudyError as e:
+            outcomes = None
+            detail = str(e)
+        bad = [o for o in outcomes if not o.ok] if outcomes is not None else [None]
+        if bad:
+            failed += 1
+            detail = detail if outcomes is None else "; ".join(
+                f"[{o.check}] {o.case}: {o.detail}" for o in bad[:3])
+            results.append("learner_verification", {**row, "status": "failed", "reason": detail},
+                           quick=quick)
+            note(f"{lr.name}: FAILED verification, not timed: {detail}")
+            continue
+        results.append("learner_verification", {**row, "status": "passed", "checks": len(outcomes),
+                                                "worst": {o.check: o.detail for o in outcomes}},
+                       quick=quick)
+        ok.append(lr)
+
+    counts = threads or ((1,) if quick else tuple(sorted({1, min(2, ncpu())})))
+    for lr in ok:
+        for t in counts:
+            if lr.ranks > 1 and t > 1:
+                continue                      # a multi-process learner: one thread per rank
+            cfg = LearnConfig(threads=t, device=lr.device)
+            note(f"{lr.name}: timing with {t} thread(s)")
+            try:
+                m = measure_learner(lr, cfg, n_updates=64 if quick else 256,
+                                    reps=3 if quick else 7, budget_s=1.0 if quick else 4.0,
+                                    progress=note)
+            except Exception as e:            # one learner failing must not lose the others
+                failed += 1
+                results.append("learner_errors", {"learner": lr.name, "threads": t,
+                                                  "error": f"{type(e).__name__}: {e}"}, quick=quick)
+                note(f"{lr.name}: timing failed: {type(e).__name__}: {e}")
+                continue
+            results.append("learner", {**m, "sources": list(lr.source_paths()),
+                                       "source_hash": results.source_hash(lr.source_paths()),
+                                       "reference": lr.reference,
+                                       "build_info": lr.build_info() if lr.build_info else None},
+                           quick=quick)
+            note(f"{lr.name} x{t}: {m['update_s'] * 1e6:.0f} µs per update, {m['gflops']:.1f} GFLOP/s")
+
+    if not solve:
+        return failed
+    rung = solve_rung()
+    seeds = QUICK_SOLVE_SEEDS if quick else SOLVE_SEEDS
+    base = TrainConfig(version=rung)
+    if quick:
+        base = replace(base, threshold=QUICK_THRESHOLD, max_rounds=QUICK_MAX_ROUNDS)
+    for lr in ok:
+        cfgs = [replace(base, learner=lr.name, seed=s).to_dict() for s in seeds]
+        note(f"{lr.name}: training to solved on {len(seeds)} seed(s) with {rung}")
+        t0 = time.perf_counter()
+        rows = run_parallel(cfgs, processes=1 if (lr.ranks > 1 or ncpu() < 2) else 2, progress=note)
+        solved = 0
+        for r in rows:
+            if "error" in r:
+                results.append("train", {"role": "learner_solve", "learner": lr.name, "version": rung,
+                                         "error": r["error"]}, quick=quick)
+                continue
+            solved += bool(r["solved"])
+            results.append("train", {"role": "learner_solve", "version": rung,
+                                     "parallel_runs": len(cfgs) > 1, **r}, quick=quick)
+        note(f"{lr.name}: solved {solved}/{len(seeds)} in {time.perf_counter() - t0:.0f} s")
+        if solved < len(seeds):
+            failed += 1
+    return failed
+
+
+def bench_stage(quick: bool, progress) -> int:
+    return run_stage(quick, progress)
