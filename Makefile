@@ -11,10 +11,11 @@ export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: setup build bench verify report test microbench clean help
+.PHONY: setup build bench e2e verify report test microbench clean help
 
 help:
 	@echo "make bench      set up, build, verify, measure, report (QUICK=1 for a short run)"
+	@echo "make e2e        time to a trained agent: ours and the peers' libraries (about an hour)"
 	@echo "make test       the test suite"
 	@echo "make report     re-render report/ from results/"
 	@echo "make microbench pytest-benchmark micro-benchmarks (env step, policy forward)"
@@ -34,6 +35,9 @@ verify: build
 
 bench: build
 	$(VPY) -m harness bench $(BENCH_FLAGS); rc=$$?; $(VPY) -m harness report $(BENCH_FLAGS) && exit $$rc
+
+e2e: build
+	$(VPY) -m harness e2e $(BENCH_FLAGS); rc=$$?; $(VPY) -m harness report $(BENCH_FLAGS) && exit $$rc
 
 report: setup
 	$(VPY) -m harness report

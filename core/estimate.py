@@ -4,16 +4,19 @@
     total = rounds x max(T_gen, T_learn)        they overlap (pipelined actor)
     bound = rounds x T_learn                    generation costs nothing
 
-where, per round of N x T transitions,
-    T_gen   = N*T / (egreedy throughput of the rung, best measured worker count)
-              + the rung's set_weights/set_epsilon (the weight push lands on the actor)
-    T_learn = U x T_update + buffer store + episode bookkeeping + weights to NumPy
-    rounds  = median rounds to solve over independent seeds (sample complexity: by the
-              contract every rung produces the same batches, so it does not depend on the rung)
+per round of N x T transitions, for a generator (a rung, or a peer's actor loop) and a
+learner:
+    T_gen   = N*T / (the generator's egreedy throughput at N=20, T=32, best measured setting)
+              + the weight push to the actor (set_weights + set_epsilon, measured)
+    T_learn = U x (the learner's time per update) + its per-round fixed cost (weights out)
+              + storing the round in the replay buffer and the episode bookkeeping (measured)
+    rounds  = median rounds to solve over independent seeds (by the contracts every rung
+              gives the same batches and every learner the same update, so rounds depend on
+              neither; a single run can, through near-ties and rounding)
 
-The end-to-end speedup of a rung is v1's alternating total over the rung's total (both
-modes against the same baseline: v1 with generation and learning taking turns).
-Nothing here measures; it only combines rows of kinds "throughput", "train" and "learner".
+Nothing here measures; it combines rows of kinds "throughput", "peers", "learner" and
+"e2e_costs". Speedups are over the practitioner's loop (Gymnasium's CartPoleVectorEnv with
+the PyTorch-eager learner, alternating); the historical baseline (v1) is kept as a row.
 """
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ import statistics
 from typing import Dict, Iterable, List, Optional
 
 TRAIN_N, TRAIN_T = 20, 32
+PRACTITIONER_PEER = "gym_numpy"          # Gymnasium's CartPoleVectorEnv (NumPy), a PyTorch policy
 
 
 def round_time(t_gen: float, t_learn: float, overlap: bool) -> float:
@@ -55,141 +59,113 @@ def speedup(baseline_s: float, s: float) -> float:
 
 # --------------------------------------------------------------------------- inputs from rows
 
+def _shape(r, n_envs, steps):
+    return r.get("n_envs") == n_envs and r.get("requested_steps", r.get("steps")) == steps
+
+
 def generation_times(throughput_rows: Iterable[dict], n_envs: int = TRAIN_N,
                      steps: int = TRAIN_T) -> Dict[str, dict]:
-    """Per version: the best measured egreedy and random throughput at the training shape."""
+    """Per rung: the best measured egreedy (and random) throughput at the training shape."""
     best: Dict[str, dict] = {}
     for r in throughput_rows:
-        if r.get("n_envs") != n_envs or r.get("requested_steps", r.get("steps")) != steps:
+        if not _shape(r, n_envs, steps) or r.get("policy") not in ("egreedy", "random"):
             continue
-        pol = r.get("policy")
-        if pol not in ("egreedy", "random") or not r.get("transitions_per_s"):
+        if not r.get("transitions_per_s"):
             continue
         v = best.setdefault(r["version"], {"version": r["version"], "number": r.get("number"),
-                                           "title": r.get("title", r["version"])})
-        cur = v.get(pol)
+                                           "title": r.get("title", r["version"]),
+                                           "baseline": r.get("baseline", False)})
+        cur = v.get(r["policy"])
         if cur is None or r["transitions_per_s"] > cur["transitions_per_s"]:
-            v[pol] = r
+            v[r["policy"]] = r
     out = {}
     for name, v in best.items():
         if "egreedy" not in v:
             continue
         eg = v["egreedy"]
         out[name] = {
-            "version": name, "number": v["number"], "title": v["title"],
-            "workers": eg.get("workers", 1),
-            "egreedy_tps": eg["transitions_per_s"],
-            "t_gen": n_envs * steps / eg["transitions_per_s"],
+            "version": name, "number": v["number"], "title": v["title"], "baseline": v["baseline"],
+            "kind": "rung", "workers": eg.get("workers", 1),
+            "egreedy_tps": eg["transitions_per_s"], "t_gen": n_envs * steps / eg["transitions_per_s"],
             "random_tps": v["random"]["transitions_per_s"] if "random" in v else None,
             "t_step": n_envs * steps / v["random"]["transitions_per_s"] if "random" in v else None,
         }
     return out
 
 
-def newest_run(rows: List[dict], **match) -> List[dict]:
-    """Rows matching `match` from the newest run_id that has any."""
-    sel = [r for r in rows if all(r.get(k) == v for k, v in match.items())]
-    if not sel:
-        return []
-    run = sel[-1].get("run_id")
-    return [r for r in sel if r.get("run_id") == run]
-
-
-def sample_complexity(train_rows: List[dict]) -> Optional[dict]:
-    """Median and spread of rounds/updates/transitions to solve, newest sample-complexity run."""
-    rows = [r for r in newest_run(train_rows, role="sample_complexity") if "rounds" in r]
-    if not rows:
-        return None
-    solved = [r for r in rows if r.get("solved")]
-    # an unsolved seed counts with the rounds it ran (its cap): censored, so the median is
-    # then a lower bound, and the row says how many seeds solved
-    use = rows
-    rounds = sorted(r["rounds"] for r in use)
-    cfg = rows[0]["config"]
-    return {
-        "seeds": len(rows), "solved": len(solved),
-        "rounds_median": statistics.median(rounds), "rounds_min": rounds[0], "rounds_max": rounds[-1],
-        "rounds": rounds,
-        "updates_per_round": cfg["updates_per_round"],
-        "updates_median": statistics.median(r["updates"] for r in use),
-        "transitions_median": statistics.median(r["transitions"] for r in use),
-        "wall_median_s": statistics.median(r["wall_s"] for r in use),
-        "version": cfg["version"], "config": cfg,
-        "reduced": rows[0].get("reduced"),
-    }
-
-
-def learner_costs(learner_rows: List[dict]) -> Optional[dict]:
-    """The newest learner-cost row, with the per-round fixed cost split by side."""
-    rows = [r for r in learner_rows if "update_s" in r]
-    if not rows:
-        return None
-    r = rows[-1]
-    return {
-        "row": r, "t_update": r["update_s"], "device_name": r.get("device_name", r.get("device")),
-        "device": r.get("device"),
-        "t_learn_fixed": r.get("store_round_s", 0.0) + r.get("weights_to_numpy_s", 0.0),
-        "push": {k: v.get("set_weights_s", 0.0) for k, v in r.get("push_by_version", {}).items()
-                 if isinstance(v, dict)},
-    }
-
-
-def e2e_table(throughput_rows: List[dict], train_rows: List[dict], learner_rows: List[dict],
-              baseline: str = "v1_python") -> dict:
-    """Every rung's estimated end-to-end training time, both modes, and the bound.
-
-    Returns {"rows": [...], "missing": reason or None, "inputs": {...}}.
-    """
-    gens = generation_times(throughput_rows)
-    sc = sample_complexity(train_rows)
-    lc = learner_costs(learner_rows)
-    missing = []
-    if not gens:
-        missing.append("no egreedy throughput rows at N=20, T=32")
-    if sc is None:
-        missing.append("no sample-complexity rows (kind train)")
-    if lc is None:
-        missing.append("no learner-cost rows (kind learner)")
-    if baseline not in gens:
-        missing.append(f"no egreedy throughput row for the baseline {baseline}")
-    if missing:
-        return {"rows": [], "missing": "; ".join(missing), "inputs": {}}
-    R, U, tu = sc["rounds_median"], sc["updates_per_round"], lc["t_update"]
-    fixed = lc["t_learn_fixed"]
-
-    def gen_side(name):
-        return gens[name]["t_gen"] + lc["push"].get(name, 0.0)
-
-    base_alt = R * round_time(gen_side(baseline), learn_time(U, tu, fixed), False)
-    bound = bound_time(R, U, tu, fixed)
-    rows = []
-    for name, g in sorted(gens.items(), key=lambda kv: _num_key(kv[1]["number"], kv[0])):
-        tg = gen_side(name)
-        alt = R * round_time(tg, learn_time(U, tu, fixed), False)
-        ovl = R * round_time(tg, learn_time(U, tu, fixed), True)
-        rows.append({
-            **g, "t_gen_side": tg, "push_measured": name in lc["push"],
-            "gen_speedup": g["egreedy_tps"] / gens[baseline]["egreedy_tps"],
-            "total_alt_s": alt, "total_overlap_s": ovl,
-            "speedup_alt": speedup(base_alt, alt), "speedup_overlap": speedup(base_alt, ovl),
-            "gen_share_alt": tg / (tg + learn_time(U, tu, fixed)),
-        })
-    return {"rows": rows, "missing": None,
-            "inputs": {"rounds": R, "updates_per_round": U, "t_update": tu, "t_learn_fixed": fixed,
-                       "t_learn": learn_time(U, tu, fixed), "bound_s": bound,
-                       "bound_speedup": speedup(base_alt, bound), "baseline_alt_s": base_alt,
-                       "sample_complexity": sc, "learner": lc}}
-
-
-def speedup_curve(t_gen_base: float, t_gen: float, rounds: float, updates_per_round: int,
-                  t_updates: Iterable[float], overlap: bool, t_round_fixed: float = 0.0) -> List[float]:
-    """End-to-end speedup of a rung over the baseline (alternating) as the learner's
-    per-update time varies; rounds cancel but are kept for clarity."""
-    out = []
-    for tu in t_updates:
-        base = total_time(rounds, t_gen_base, updates_per_round, tu, False, t_round_fixed)
-        out.append(speedup(base, total_time(rounds, t_gen, updates_per_round, tu, overlap, t_round_fixed)))
+def peer_generation_times(peer_rows: Iterable[dict], n_envs: int = TRAIN_N,
+                          steps: int = TRAIN_T) -> Dict[str, dict]:
+    """Per peer: its best measured egreedy actor-loop throughput at the training shape."""
+    out: Dict[str, dict] = {}
+    for r in peer_rows:
+        if r.get("skipped") or r.get("policy") != "egreedy" or not _shape(r, n_envs, steps):
+            continue
+        tps = r.get("transitions_per_s")
+        if not tps:
+            continue
+        cur = out.get(r["peer"])
+        if cur is None or tps > cur["egreedy_tps"]:
+            out[r["peer"]] = {"version": r["peer"], "title": r.get("title", r["peer"]), "kind": "peer",
+                              "egreedy_tps": tps, "t_gen": n_envs * steps / tps,
+                              "workers": r.get("threads", 1)}
     return out
+
+
+def learner_costs(learner_rows: Iterable[dict]) -> Dict[str, dict]:
+    """Per learner: its fastest measured setting (threads), from the newest rows."""
+    newest: Dict[tuple, dict] = {}
+    for r in learner_rows:
+        if "update_s" in r and "learner" in r:
+            newest[(r["learner"], r.get("threads", 1))] = r
+    out: Dict[str, dict] = {}
+    for (name, threads), r in newest.items():
+        u = r.get("updates_per_round", 128)
+        fixed = max(0.0, r.get("round_s", u * r["update_s"]) - u * r["update_s"])
+        c = {"learner": name, "title": r.get("title", name), "threads": threads,
+             "reference": bool(r.get("reference")), "t_update": r["update_s"],
+             "t_round_fixed": fixed, "number": r.get("number")}
+        if name not in out or c["t_update"] < out[name]["t_update"]:
+            out[name] = c
+    return out
+
+
+def median_rounds(e2e_rows: Iterable[dict]) -> Optional[dict]:
+    """Rounds to solve over the solved default-config runs of our loop (e2e rows)."""
+    rows = [r for r in e2e_rows if r.get("family") == "ladder" and r.get("label") == "default"
+            and r.get("solved") and r.get("rounds")]
+    if not rows:
+        return None
+    rounds = sorted(r["rounds"] for r in rows)
+    return {"median": statistics.median(rounds), "min": rounds[0], "max": rounds[-1],
+            "n": len(rounds), "updates_per_round": rows[0]["config"]["updates_per_round"]}
+
+
+def estimate_table(gens: Dict[str, dict], learners: Dict[str, dict], rounds: float,
+                   updates_per_round: int, store_s: float, push: Dict[str, float],
+                   baseline: Optional[str] = PRACTITIONER_PEER, reference: Optional[str] = None) -> dict:
+    """Every generator x learner's estimated time to solve, both modes, and speedups over the
+    practitioner's loop (`baseline` with the reference learner, alternating)."""
+    ref = reference or next((n for n, c in learners.items() if c["reference"]), None)
+    rows = []
+    for g in gens.values():
+        t_gen = g["t_gen"] + push.get(g["version"], 0.0)
+        for lc in learners.values():
+            t_learn = learn_time(updates_per_round, lc["t_update"], lc["t_round_fixed"] + store_s)
+            rows.append({"generator": g["version"], "gen_title": g["title"], "gen_kind": g["kind"],
+                         "gen_baseline": g.get("baseline", False), "learner": lc["learner"],
+                         "learner_title": lc["title"], "learner_threads": lc["threads"],
+                         "t_gen": t_gen, "t_learn": t_learn,
+                         "total_alt_s": rounds * round_time(t_gen, t_learn, False),
+                         "total_overlap_s": rounds * round_time(t_gen, t_learn, True),
+                         "bound_s": rounds * t_learn,
+                         "gen_share_alt": t_gen / (t_gen + t_learn)})
+    base = next((r for r in rows if r["generator"] == baseline and r["learner"] == ref), None)
+    for r in rows:
+        if base:
+            r["speedup_alt"] = speedup(base["total_alt_s"], r["total_alt_s"])
+            r["speedup_overlap"] = speedup(base["total_alt_s"], r["total_overlap_s"])
+    return {"rows": rows, "baseline": base, "rounds": rounds, "updates_per_round": updates_per_round,
+            "store_s": store_s, "reference": ref}
 
 
 def predict_run(rounds: int, t_gen_side: float, updates_per_round: int, t_update: float,
@@ -198,7 +174,12 @@ def predict_run(rounds: int, t_gen_side: float, updates_per_round: int, t_update
     return total_time(rounds, t_gen_side, updates_per_round, t_update, overlap, t_learn_fixed)
 
 
-def _num_key(number, name):
-    s = str(number or "")
-    digits = "".join(c for c in s if c.isdigit())
-    return (int(digits) if digits else 10**6, s, name)
+def speedup_curve(t_gen_base: float, t_gen: float, rounds: float, updates_per_round: int,
+                  t_updates: Iterable[float], overlap: bool, t_round_fixed: float = 0.0) -> List[float]:
+    """End-to-end speedup of a generator over a baseline generator (alternating), both with
+    the same learner, as the learner's per-update time varies; rounds cancel."""
+    out = []
+    for tu in t_updates:
+        base = total_time(rounds, t_gen_base, updates_per_round, tu, False, t_round_fixed)
+        out.append(speedup(base, total_time(rounds, t_gen, updates_per_round, tu, overlap, t_round_fixed)))
+    return out

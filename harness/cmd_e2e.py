@@ -1,257 +1,248 @@
-"""`python -m harness train`: train a DQN agent on any rung's transitions, and the bench
-stage that measures the end-to-end question: how much sooner is the agent trained?
+"""`python -m harness e2e` (`make e2e`): time to a trained agent, the study's bottom line.
 
-Rows written (results/<kind>.jsonl):
-  learner  one gradient update timed phase by phase on the device present, per-round costs
-  train    role "sweep"             one experiment of the updates-per-round x lr grid
-           role "selection"         the configuration the sweep selected, and why
-           role "sample_complexity" rounds/updates/transitions to solve, one row per seed
-           role "check"             a full training run, wall-clock measured, with its estimate
-           role "cli"               a run started from the command line
+1. Inputs from this machine's rows: every rung's generation time (throughput rows), every
+   learner's update time (learner rows), the per-round store and weight-push costs
+   (measured here). The fastest rung and the fastest verified learner are picked from them.
+2. Selection: U, the learning rate and the batch size chosen by Optuna (training/select.py)
+   on seeds 0 and 1, which the comparison never uses.
+3. The comparison, one run at a time on seeds 100-104: rungs x learners of this project
+   (default settings; the selected settings for the fastest pair), both modes for two of
+   them (alternating and overlapped, for the estimate's check), and the peers' own
+   libraries (peers/train/) with their published settings and the same solved criterion.
+   Rows of kind "e2e"; each of our runs carries the estimate for its own number of rounds.
+`make bench QUICK=1` runs a short variant (stage 50); a full `make bench` leaves it to `make e2e`.
 """
 from __future__ import annotations
 
-import argparse
+import os
 import statistics
 import time
-from dataclasses import asdict, replace
-from pathlib import Path
-from typing import Dict, List, Optional
+from dataclasses import replace
+from typing import Dict, List
 
-import numpy as np
+from core import discover, estimate, results
+from core.errors import StudyError
 
-from core.api import StudyError
-from .cli_util import positive_int, seed_int
+from .cli_util import bounded_float, nonneg_int, positive_int, seed_int
 
-# Being rebuilt for the time-to-trained-agent stage (issue 14): not registered as a stage.
-BASELINE = "v1_python"
-PREFERRED_FAST = ("v5b_simd", "v5_openmp", "v4_cpp")
-
-
-# --------------------------------------------------------------------------- bench stage
-
-# The sweep grid, (U factor, lr factor) relative to the defaults (lr is the rate of round 0;
-# the decay's end point stays): U x {1/2, 1} at the default rate, lr x {1/2, 2} at the default U
-FULL_SWEEP = ((0.5, 1.0), (1.0, 1.0), (1.0, 0.5), (1.0, 2.0))
-QUICK_SWEEP = ((0.5, 1.0), (1.0, 1.0))
-FULL_SEEDS, QUICK_SEEDS = 5, 2
-SWEEP_SEEDS, QUICK_SWEEP_SEEDS = 2, 1
-SWEEP_MAX_ROUNDS = 500              # a run that has not solved by then counts as not solved
-CHECK_MAX_ROUNDS = 500
-QUICK_THRESHOLD = 195.0             # CartPole-v0's old bar: quick mode checks the machinery
-QUICK_MAX_ROUNDS = 120
-CHECK_BUDGET_S, QUICK_CHECK_BUDGET_S = 140.0, 10.0     # per slow-rung checking run
+BENCH_STAGE = (50, "Time to a trained agent (the short variant; the full run is `make e2e`)")
+SEEDS, SELECT_SEEDS = (100, 101, 102, 103, 104), (0, 1)
+MATRIX_RUNGS = ("v1b_numpy", "v3_numba")
+BUDGET_S, QUICK_BUDGET_S = 300.0, 30.0
+TRIALS, QUICK_TRIALS = 24, 2
+QUICK_THRESHOLD = 195.0
 
 
-def latest_throughput(rows: List[dict]) -> List[dict]:
-    """Newest row of each (version, policy, shape, workers), as the report's context does."""
-    newest = {}
-    for r in rows:
-        newest[(r.get("version"), r.get("policy"), r.get("n_envs"),
-                r.get("requested_steps", r.get("steps")), r.get("workers"))] = r
-    return list(newest.values())
+def register(sub):
+    p = sub.add_parser("e2e", help="time to a trained agent: rungs x learners and the peers' "
+                                   "libraries, same criterion, one run at a time")
+    p.add_argument("--quick", action="store_true", help="a short variant (minutes, lower bar)")
+    p.add_argument("--budget", type=bounded_float("--budget", 0, 10 ** 5, lo_open=True),
+                   help=f"seconds of training per run before it counts as not solved "
+                        f"(default {BUDGET_S:g}; quick {QUICK_BUDGET_S:g})")
+    p.add_argument("--first-seed", type=seed_int, default=SEEDS[0], help="first comparison seed")
+    p.add_argument("--seeds", type=positive_int("--seeds", 100), help="comparison seeds (default 5)")
+    p.add_argument("--trials", type=nonneg_int("--trials", 1000), help="Optuna trials (0: no selection)")
+    p.add_argument("--no-peers", action="store_true", help="only this project's runs")
+    p.add_argument("--peer", action="append", help="peer to run (repeatable; default all)")
+    p.set_defaults(func=cmd_e2e)
 
 
-def _verify_same_batches(name: str, n: int = 20, t: int = 32) -> Optional[str]:
-    """Cheap run-time check that a candidate rung yields v1's batches (None if it does)."""
+def cmd_e2e(args):
+    from .progress import Progress
+    n = args.seeds or (1 if args.quick else len(SEEDS))
+    if args.first_seed + n - 1 >= 2 ** 64:
+        raise StudyError("--first-seed + --seeds - 1 must stay below 2^64")
+    seeds = tuple(range(args.first_seed, args.first_seed + n))
+    if set(seeds) & set(SELECT_SEEDS):
+        raise StudyError(f"--first-seed: the comparison seeds must not overlap the selection "
+                         f"seeds {SELECT_SEEDS}")
+    prog = Progress("e2e")
+    bad = run(args.quick, prog, seeds=seeds, budget=args.budget, trials=args.trials,
+              peers=not args.no_peers, peer_names=args.peer)
+    prog.clear()
+    return 1 if bad else 0
+
+
+def verified(kind: str, key: str, quick: bool) -> set:
+    rows = {}
+    for r in results.load(kind, quick=quick):
+        rows[r[key]] = r
+    return {k for k, r in rows.items() if r.get("status") in ("passed", "reference")}
+
+
+def ncpu() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def inputs(note, quick: bool = False) -> dict:
+    """Generation and learner costs from this machine's rows (verified rungs and learners)."""
+    rungs = {r.name: r for r in discover.rungs() if r.unavailable_reason() is None}
+    ok_rungs = verified("verification", "version", quick) & set(rungs)
+    gens = {n: g for n, g in estimate.generation_times(results.load("throughput", quick=quick)).items()
+            if n in ok_rungs}
+    learners = {x.name: x for x in discover.learners() if x.unavailable_reason() is None}
+    ok_learners = verified("learner_verification", "learner", quick) & set(learners)
+    costs = {n: c for n, c in estimate.learner_costs(results.load("learner", quick=quick)).items()
+             if n in ok_learners and c["threads"] <= ncpu()}
+    if not gens:
+        raise StudyError("no verified rung has throughput rows on this machine: run `make bench` first")
+    ref = discover.reference_learner().name
+    if ref not in costs:
+        raise StudyError("the reference learner has no timing rows on this machine: run "
+                         "`make bench` (or `python -m harness learners`) first")
+    fastest = min(gens.values(), key=lambda g: g["t_gen"])["version"]
+    best = min(costs.values(), key=lambda c: c["t_update"])["learner"]
+    note(f"fastest rung {fastest} ({gens[fastest]['t_gen'] * 1e3:.2f} ms a round); fastest learner "
+         f"{best} ({costs[best]['t_update'] * 1e6:.0f} µs an update, {costs[best]['threads']} thread(s))")
+    return {"gens": gens, "costs": costs, "fastest": fastest, "best": best, "reference": ref,
+            "rungs": rungs}
+
+
+def round_costs(rung_names: List[str], gens: Dict[str, dict]) -> dict:
+    """The per-round costs outside generate() and learn(): storing a round (replay add plus
+    episode bookkeeping) and each rung's weight push, medians of repeated timings."""
+    import numpy as np
     from core.api import GenConfig, init_weights
-    from .dqn import open_version
-    w = init_weights(7)
-    for policy in ("random", "egreedy"):
-        cfg = GenConfig(n_envs=n, seed=3, policy=policy, epsilon=0.3, weights=w)
-        a = open_version(BASELINE).module.make_generator(cfg)
-        b = open_version(name).module.make_generator(cfg)
+    from core.replay import Replay
+    from training.episodes import EpisodeTracker
+    from training.fixture import fixture_batches
+    b = {k: v[:, :estimate.TRAIN_N] for k, v in fixture_batches()[0].items()}
+    rep, tr = Replay(500_000), EpisodeTracker(estimate.TRAIN_N)
+    t = []
+    for _ in range(200):
+        t0 = time.perf_counter()
+        rep.add(b)
+        tr.observe(b, 0)
+        t.append(time.perf_counter() - t0)
+    store = statistics.median(t)
+    w = init_weights(0)
+    push = {}
+    for name in rung_names:
+        g = discover.get_rung(name).make_generator(GenConfig(
+            n_envs=estimate.TRAIN_N, policy="egreedy", weights=w, workers=gens[name]["workers"]))
         try:
-            for _ in range(2):
-                x, y = a.generate(t), b.generate(t)
-                if policy == "random" and not np.array_equal(x["action"], y["action"]):
-                    return f"{policy} actions differ from {BASELINE}'s"
-                agree = float(np.mean(x["action"] == y["action"]))
-                if agree < 0.99:
-                    return f"{policy} actions agree with {BASELINE}'s on only {agree:.1%}"
-                if not np.allclose(x["obs"], y["obs"], atol=1e-5) and policy == "random":
-                    return f"{policy} observations differ from {BASELINE}'s"
+            ts = []
+            for _ in range(50):
+                t0 = time.perf_counter()
+                g.set_weights(w)
+                g.set_epsilon(0.05)
+                ts.append(time.perf_counter() - t0)
+            push[name] = statistics.median(ts)
         finally:
-            a.close()
-            b.close()
-    return None
+            g.close()
+    del np
+    return {"store_s": store, "push_s": push}
 
 
-def _generation_inputs(names: List[str], quick: bool, note) -> Dict[str, dict]:
-    """T_gen for each available rung from the bench's throughput rows; a rung the bench did
-    not time at N=20, T=32 is timed here the same way (harness.measure) and recorded."""
-    from core import estimate, results
-    from core.api import GenConfig
-    from .discover import get_version
-    from core.measure import time_generator
-    gens = estimate.generation_times(latest_throughput(results.load("throughput")))
-    for name in names:
-        if name in gens:
-            continue
-        v = get_version(name)
-        for policy in ("random", "egreedy"):
-            note(f"timing {name} {policy} at N=20, T=32 (no throughput row yet)")
-            cfg = GenConfig(n_envs=20, seed=0, policy=policy)
-            try:
-                m = time_generator(lambda: v.module.make_generator(cfg), 20, 32,
-                                   budget_s=0.3 if quick else 1.0)
-            except Exception as e:
-                note(f"{name}: {type(e).__name__}: {e}")
-                break
-            results.append("throughput", {"version": v.name, "number": v.number, "title": v.title,
-                                          "parallel": v.parallel, "policy": policy, "n_envs": 20,
-                                          "workers": 1, "purpose": "e2e-fallback", "quick": quick,
-                                          **m})
-    return estimate.generation_times(latest_throughput(results.load("throughput")))
+def run_ours(cfg, label: str, mode: str, inp: dict, costs: dict, quick: bool, note) -> dict:
+    """One of our training runs, its row (with the estimate for its own rounds) appended."""
+    from training.loop import train
+    note(f"{cfg.version} x {cfg.learner} ({label}, {mode}) seed {cfg.seed}")
+    res = train(cfg, progress=lambda s: note(f"{cfg.version} x {cfg.learner} seed {cfg.seed}: {s}"),
+                every=50)
+    row = {"family": "ladder", "entry": f"{cfg.version} x {cfg.learner}", "label": label,
+           "mode": mode, "version": cfg.version, "learner": cfg.learner, "threads": cfg.threads,
+           "seed": cfg.seed, "budget_s": cfg.budget_s,
+           "eval_mean": float(statistics.mean(res.eval_returns)) if res.eval_returns else None,
+           **res.row()}
+    g, lc = inp["gens"].get(cfg.version), inp["costs"].get(cfg.learner)
+    if label == "default" and g and lc:
+        t_gen = g["t_gen"] + costs["push_s"].get(cfg.version, 0.0)
+        fixed = lc["t_round_fixed"] + costs["store_s"]
+        row.update({"t_gen_side_s": t_gen, "t_update_s": lc["t_update"], "t_round_fixed_s": fixed,
+                    "predicted_own_rounds_s": estimate.predict_run(
+                        res.rounds, t_gen, cfg.updates_per_round, lc["t_update"], fixed,
+                        mode == "overlapped")})
+    full = results.append("e2e", row, quick=quick)
+    state = "solved" if res.solved else "NOT solved"
+    note(f"{row['entry']} ({label}, {mode}) seed {cfg.seed}: {state} in {res.wall_s:.1f} s, "
+         f"{res.rounds} rounds")
+    return full
 
 
-def pick_fastest(gens: Dict[str, dict], available: List[str], note) -> str:
-    """The available rung with the best egreedy throughput at the training shape, verified
-    here to produce v1's batches; the C++ rungs are preferred on a tie."""
-    cands = sorted((g for n, g in gens.items() if n in available and n != BASELINE),
-                   key=lambda g: (-g["egreedy_tps"], g["version"] not in PREFERRED_FAST))
-    for g in cands:
-        why = _verify_same_batches(g["version"])
-        if why is None:
-            return g["version"]
-        note(f"{g['version']} rejected: {why}")
-    return BASELINE
-
-
-def _select(sweep_rows: List[dict]):
-    """The (U, lr) whose seeds all solved with the least median wall-clock."""
-    groups = {}
-    for r in sweep_rows:
-        c = r["config"]
-        groups.setdefault((c["updates_per_round"], c["lr"]), []).append(r)
-    best, best_wall = None, float("inf")
-    for key, rs in groups.items():
-        if not all(r.get("solved") for r in rs):
-            continue
-        w = statistics.median(r["wall_s"] for r in rs)
-        if w < best_wall:
-            best, best_wall = key, w
-    return best, best_wall
-
-
-def bench_stage(quick: bool, progress) -> None:
-    from core import estimate, results
-    from .discover import discover
-    from .dqn import TrainConfig, measure_learner, run_parallel, train
+def run(quick: bool, progress, seeds=SEEDS, budget=None, trials=None, peers=True,
+        peer_names=None) -> int:
+    from training.config import TrainConfig
+    from training.select import select
     note = progress.note
-    t_stage = time.perf_counter()
-    reduced = []
-    available = [v.name for v in discover() if v.unavailable_reason() is None]
-    if BASELINE not in available:
-        raise StudyError(f"{BASELINE} is not available: nothing to compare against")
-    base = TrainConfig(max_rounds=SWEEP_MAX_ROUNDS)
+    inp = inputs(note, quick)
+    gens, fastest, best, ref = inp["gens"], inp["fastest"], inp["best"], inp["reference"]
+    budget = budget or (QUICK_BUDGET_S if quick else BUDGET_S)
+    trials = (QUICK_TRIALS if quick else TRIALS) if trials is None else trials
+    base = TrainConfig(version=fastest, budget_s=budget, workers=gens[fastest]["workers"])
     if quick:
-        base = replace(base, threshold=QUICK_THRESHOLD, max_rounds=QUICK_MAX_ROUNDS)
-        reduced.append(f"quick mode: threshold {QUICK_THRESHOLD:g} instead of 475 (training and "
-                       f"greedy evaluation), at most {QUICK_MAX_ROUNDS} rounds per run")
+        seeds = seeds[:1]
+        base = replace(base, threshold=QUICK_THRESHOLD, max_rounds=150)
+    matrix_rungs = [r for r in dict.fromkeys((() if quick else MATRIX_RUNGS) + (fastest,)) if r in gens]
+    costs = round_costs(matrix_rungs, gens)
+    results.append("e2e_costs", {"store_s": costs["store_s"], "push_s": costs["push_s"],
+                                 "fastest": fastest, "best_learner": best}, quick=quick)
+    failed = 0
 
-    # 1. generation times, and the fastest rung (verified against v1 here)
-    gens = _generation_inputs(available, quick, note)
-    fast = pick_fastest(gens, available, note)
-    fast_workers = gens.get(fast, {}).get("workers", 1)
-    note(f"fastest rung: {fast} (workers={fast_workers})")
+    selected = None
+    if trials:
+        lc = inp["costs"][best]
+        sel_base = replace(base, learner=best, threads=lc["threads"],
+                           budget_s=min(budget, 60.0 if not quick else budget))
+        note(f"selection: {trials} Optuna trials on {fastest} x {best}, seeds {SELECT_SEEDS}")
+        selected, rows = select(sel_base, trials, list(SELECT_SEEDS[: 1 if quick else 2]),
+                                jobs=min(2, ncpu()), progress=note)
+        for t in rows:
+            results.append("trials", {**t, "version": fastest, "learner": best,
+                                      "budget_s": sel_base.budget_s, "selected": t["params"] == selected},
+                           quick=quick)
+        note(f"selected {selected}" if selected else "selection: no trial solved every seed; defaults kept")
 
-    # 2. learner cost on the device present (weight push timed for every rung; quick: v1 and fast)
-    note("learner cost per update")
-    push_for = sorted({BASELINE, fast}) if quick else available
-    lc = measure_learner(base, n_updates=100 if quick else 300, reps=3 if quick else 5,
-                         versions=push_for)
-    results.append("learner", {"quick": quick, **lc})
-    note(f"learner: {lc['update_s'] * 1e3:.3f} ms per update on {lc['device_name']}")
+    learners = list(dict.fromkeys((ref, best)))
+    plan = [(r, lr, "default", False) for r in matrix_rungs for lr in learners]
+    if selected:
+        plan.append((fastest, best, "selected", False))
+    if not quick:
+        plan += [(matrix_rungs[0], ref, "default", True), (fastest, best, "default", True)]
+    for rung, lr, label, pipelined in plan:
+        threads = inp["costs"][lr]["threads"]
+        cfg = replace(base, version=rung, learner=lr, threads=threads, pipelined=pipelined,
+                      workers=gens[rung]["workers"], **(selected if label == "selected" else {}))
+        if label == "selected":
+            cfg = replace(cfg, lr_end=min(cfg.lr_end, cfg.lr))
+        for s in seeds:
+            try:
+                row = run_ours(replace(cfg, seed=s), label, "overlapped" if pipelined else "alternating",
+                               inp, costs, quick, note)
+                failed += not row["solved"]
+            except StudyError as e:
+                failed += 1
+                results.append("e2e", {"family": "ladder", "entry": f"{rung} x {lr}", "label": label,
+                                       "seed": s, "error": str(e)}, quick=quick)
+                note(f"{rung} x {lr} seed {s}: {e}")
 
-    # 3. the sweep: U x lr, independent experiments in a pool of 2 processes
-    if quick:
-        grid = [(max(1, int(base.updates_per_round * fu)), base.lr * fl) for fu, fl in QUICK_SWEEP]
-        n_seeds = QUICK_SWEEP_SEEDS
-        reduced.append(f"sweep capped to {len(grid)} configurations x {n_seeds} seed")
-    else:
-        grid = [(max(1, int(base.updates_per_round * fu)), base.lr * fl)
-                for fu, fl in FULL_SWEEP]
-        n_seeds = SWEEP_SEEDS
-    cfgs = [asdict(replace(base, version=fast, workers=fast_workers, updates_per_round=u, lr=lr,
-                           seed=s)) for u, lr in grid for s in range(n_seeds)]
-    note(f"sweep: {len(grid)} configurations x {n_seeds} seed(s) on {fast}")
-    sweep_rows = run_parallel(cfgs, processes=2, progress=note)
-    for r in sweep_rows:
-        if "error" in r:
-            raise StudyError(r["error"])
-        results.append("train", {"role": "sweep", "version": fast, "quick": quick,
-                                 "reduced": "; ".join(reduced) or None, **r})
-    best, best_wall = _select(sweep_rows)
-    if best is None:
-        best = (base.updates_per_round, base.lr)
-        why = "no configuration solved on every seed: the defaults are kept"
-    else:
-        why = f"least median wall-clock to solve ({best_wall:.1f} s)"
-    results.append("train", {"role": "selection", "version": fast, "quick": quick,
-                             "updates_per_round": best[0], "lr": best[1], "why": why,
-                             "grid": grid, "seeds_per_config": n_seeds,
-                             "reduced": "; ".join(reduced) or None})
-    note(f"selected U={best[0]} lr={best[1]:g}: {why}")
-    chosen = replace(base, version=fast, workers=fast_workers, updates_per_round=best[0], lr=best[1])
+    if peers:
+        failed += run_peers(quick, note, seeds, budget, peer_names)
+    return failed
 
-    # 4. sample complexity at the chosen configuration: seeds 0..K-1 (the sweep's runs of
-    #    the same configuration are reused: same rung, same seed, deterministic)
-    k = QUICK_SEEDS if quick else FULL_SEEDS
-    have = {r["config"]["seed"]: r for r in sweep_rows
-            if (r["config"]["updates_per_round"], r["config"]["lr"]) == best}
-    todo = [asdict(replace(chosen, seed=s)) for s in range(k) if s not in have]
-    note(f"sample complexity: {k} seeds ({len(todo)} to run)")
-    new = {r["config"]["seed"]: r for r in run_parallel(todo, processes=2, progress=note)} if todo else {}
-    sc_reduced = "; ".join(reduced + ([f"{k} seeds"] if quick else [])) or None
-    for s in range(k):
-        r = have.get(s) or new.get(s)
-        if r is None or "error" in r:
-            continue
-        results.append("train", {"role": "sample_complexity", "version": fast, "quick": quick,
-                                 "reused_from_sweep": s in have, "reduced": sc_reduced, **r})
-    sc = estimate.sample_complexity(results.load("train"))
-    note(f"rounds to solve: median {sc['rounds_median']} ({sc['solved']}/{sc['seeds']} solved)")
 
-    # 5. the check: full training runs, one at a time, wall-clock against the estimate.
-    #    The learner is timed again first: on a shared machine the load drifts over minutes,
-    #    and the estimate should use the cost of the moment (the report uses the newest row).
-    note("learner cost per update, again, just before the checks")
-    lc2 = measure_learner(base, n_updates=100 if quick else 200, reps=3 if quick else 5,
-                          versions=sorted({BASELINE, fast}))
-    for name, p in lc["push_by_version"].items():
-        lc2["push_by_version"].setdefault(name, {**p, "from_first_measurement": True})
-    lc2["first_update_s"] = lc["update_s"]
-    lc = results.append("learner", {"quick": quick, "when": "before the checks", **lc2})
-    note(f"learner: {lc['update_s'] * 1e3:.3f} ms per update (was {lc2['first_update_s'] * 1e3:.3f})")
-    lcost = estimate.learner_costs([lc])
-    t_learn = estimate.learn_time(chosen.updates_per_round, lcost["t_update"], lcost["t_learn_fixed"])
-    runs = [(fast, False), (fast, True)]
-    if fast != BASELINE:
-        runs += [(BASELINE, False), (BASELINE, True)]
-    for name, pipelined in runs:
-        g = gens.get(name)
-        workers = g["workers"] if g else 1
-        t_gen_side = (g["t_gen"] if g else 0.0) + lcost["push"].get(name, 0.0)
-        per_round = estimate.round_time(t_gen_side, t_learn, pipelined)
-        budget = QUICK_CHECK_BUDGET_S if quick else CHECK_BUDGET_S
-        cap = CHECK_MAX_ROUNDS if not quick else QUICK_MAX_ROUNDS
-        why = "; ".join(reduced) or None
-        if name != fast and per_round * cap > budget:
-            cap = max(10, int(budget / per_round))
-            why = "; ".join(reduced + [
-                f"capped at {cap} rounds (~{budget:.0f} s at {per_round * 1e3:.0f} ms a round): "
-                "checks the per-round cost model, not the rounds to solve"])
-        cfg = replace(chosen, version=name, workers=workers, pipelined=pipelined, seed=0,
-                      max_rounds=cap)
-        mode = "overlapped" if pipelined else "alternating"
-        note(f"check: {name} {mode}")
-        res = train(cfg, progress=lambda s: note(f"check {name} {mode}: {s}"), every=25)
-        pred_own = estimate.predict_run(res.rounds, t_gen_side, cfg.updates_per_round,
-                                        lcost["t_update"], lcost["t_learn_fixed"], pipelined)
-        results.append("train", {"role": "check", "version": name, "quick": quick,
-                                 "reduced": why, "predicted_own_rounds_s": pred_own,
-                                 "t_gen_side_s": t_gen_side, "t_learn_s": t_learn, **res.row()})
-        note(f"check {name} {mode}: {res.rounds} rounds in {res.wall_s:.1f} s, "
-             f"estimate {pred_own:.1f} s ({100 * (res.wall_s - pred_own) / pred_own:+.0f}%)")
-    note(f"stage done in {time.perf_counter() - t_stage:.0f} s")
+def run_peers(quick, note, seeds, budget, names) -> int:
+    try:
+        from peers.train import run_peer_training
+    except ImportError as e:
+        results.append("e2e", {"family": "peer", "entry": "peers", "seed": None, "skipped": True,
+                               "reason": f"peers' training runners are not available ({e})"}, quick=quick)
+        note(f"peers: not available ({e})")
+        return 1
+    rows = run_peer_training(names, list(seeds), budget, quick, note)
+    bad = 0
+    for r in rows:
+        results.append("e2e", {"family": "peer", "entry": r.get("peer"), **r}, quick=quick)
+        bad += bool(r.get("error"))
+    return bad
+
+
+def bench_stage(quick: bool, progress) -> int:
+    if not quick:
+        progress.note("the full time-to-trained-agent comparison runs with `make e2e`")
+        return 0
+    return run(quick, progress)

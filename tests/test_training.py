@@ -75,7 +75,7 @@ def test_replay_buffer_copies_and_wraps():
 
 # --------------------------------------------------------------------------- estimate arithmetic
 
-def test_estimate_formulas_on_known_inputs():
+def test_estimate_formulas_on_known_inputs():  # noqa: D103
     # 100 rounds, T_gen 0.3 s, U=10 updates of 1 ms plus 2 ms per round
     assert est.learn_time(10, 0.001, 0.002) == pytest.approx(0.012)
     assert est.total_time(100, 0.3, 10, 0.001, False, 0.002) == pytest.approx(31.2)
@@ -90,70 +90,86 @@ def test_estimate_formulas_on_known_inputs():
     assert ys[0] == pytest.approx((0.3 + 0.01) / 0.01) and ys[1] == pytest.approx((0.3 + 0.3) / 0.3)
 
 
-def _rows():
-    tp = []
-    for v, num, eg, rnd in (("v1_python", "1", 640 / 0.32, 640 / 0.2), ("v4_cpp", "4", 640 / 0.001, 640 / 0.0005)):
-        for pol, tps in (("egreedy", eg), ("random", rnd)):
-            tp.append({"version": v, "number": num, "title": v, "policy": pol, "n_envs": 20,
-                       "requested_steps": 32, "steps": 32, "workers": 1, "transitions_per_s": tps,
-                       "samples_s": [640 / tps]})
-    tp.append({"version": "v4_cpp", "number": "4", "title": "v4", "policy": "egreedy", "n_envs": 4096,
-               "requested_steps": 32, "steps": 32, "workers": 1, "transitions_per_s": 1e9,
-               "samples_s": [4096 * 32 / 1e9]})
-    cfg = TrainConfig(updates_per_round=10).__dict__
-    train = [{"role": "sample_complexity", "run_id": "a", "rounds": r, "updates": 10 * r,
-              "transitions": 640 * r, "wall_s": 1.0, "solved": True, "config": cfg}
-             for r in (90, 100, 110, 120, 130)]
-    learner = [{"update_s": 0.001, "store_round_s": 0.0015, "weights_to_numpy_s": 0.0005,
-                "device": "cpu", "device_name": "cpu", "push_by_version": {"v1_python": {"set_weights_s": 0.0},
-                                                                           "v4_cpp": {"set_weights_s": 0.0}},
-                "phase_s": {"sample": 1e-4, "h2d": 0.0, "forward_backward": 6e-4, "optimiser": 3e-4,
-                            "target": 0.0}, "phase_sum_s": 0.001}]
-    return tp, train, learner
+def test_estimate_table_rebased_on_the_practitioner():
+    gens = est.generation_times([
+        {"version": "v1_python", "number": "1", "title": "Python", "baseline": True, "policy": "egreedy",
+         "n_envs": 20, "requested_steps": 32, "workers": 1, "transitions_per_s": 640 / 0.32},
+        {"version": "v4_cpp", "number": "4", "title": "C++", "policy": "egreedy", "n_envs": 20,
+         "requested_steps": 32, "workers": 1, "transitions_per_s": 640 / 0.001},
+        {"version": "v4_cpp", "number": "4", "title": "C++", "policy": "egreedy", "n_envs": 4096,
+         "requested_steps": 32, "workers": 1, "transitions_per_s": 1e9}])
+    peers = est.peer_generation_times([
+        {"peer": "gym_numpy", "title": "CartPoleVectorEnv", "policy": "egreedy", "n_envs": 20,
+         "requested_steps": 32, "transitions_per_s": 640 / 0.01, "skipped": False}])
+    assert gens["v4_cpp"]["t_gen"] == pytest.approx(0.001)          # the N=20 row, not N=4096
+    costs = est.learner_costs([
+        {"learner": "l1", "reference": True, "threads": 1, "update_s": 1e-3, "round_s": 0.130,
+         "updates_per_round": 128},
+        {"learner": "l3", "threads": 1, "update_s": 1e-4, "round_s": 0.0130, "updates_per_round": 128},
+        {"learner": "l3", "threads": 2, "update_s": 2e-4, "round_s": 0.0260, "updates_per_round": 128}])
+    assert costs["l3"]["threads"] == 1 and costs["l1"]["t_round_fixed"] == pytest.approx(0.002)
+    tab = est.estimate_table({**gens, **peers}, costs, rounds=100, updates_per_round=128,
+                             store_s=0.001, push={"v4_cpp": 0.0005})
+    by = {(r["generator"], r["learner"]): r for r in tab["rows"]}
+    base = tab["baseline"]
+    assert base["generator"] == "gym_numpy" and base["learner"] == "l1"
+    assert base["total_alt_s"] == pytest.approx(100 * (0.01 + 0.128 + 0.003))
+    fast = by[("v4_cpp", "l3")]
+    assert fast["t_gen"] == pytest.approx(0.0015)
+    assert fast["t_learn"] == pytest.approx(128 * 1e-4 + 0.0002 + 0.001)
+    assert fast["speedup_alt"] == pytest.approx(base["total_alt_s"] / fast["total_alt_s"])
+    assert by[("v1_python", "l1")]["gen_baseline"] is True
 
 
-def test_e2e_table_from_rows():
-    tp, train_rows, learner = _rows()
-    tab = est.e2e_table(tp, train_rows, learner)
-    assert tab["missing"] is None
-    inp = tab["inputs"]
-    assert inp["rounds"] == 110 and inp["t_learn"] == pytest.approx(0.012)
-    r1, r4 = tab["rows"]
-    assert r1["version"] == "v1_python" and r4["version"] == "v4_cpp"
-    assert r4["t_gen"] == pytest.approx(0.001)             # N=20,T=32 row, not the N=4096 one
-    assert r4["gen_speedup"] == pytest.approx(320.0)
-    assert r1["total_alt_s"] == pytest.approx(110 * 0.332)
-    assert r4["speedup_alt"] == pytest.approx(0.332 / 0.013)
-    assert r4["speedup_overlap"] == pytest.approx(0.332 / 0.012)
-    assert r1["speedup_overlap"] == pytest.approx(0.332 / 0.32)
-    assert inp["bound_speedup"] == pytest.approx(0.332 / 0.012)
-    assert est.e2e_table([], train_rows, learner)["missing"]
+def test_median_rounds_uses_solved_default_runs_of_ours():
+    rows = [{"family": "ladder", "label": "default", "solved": True, "rounds": r,
+             "config": {"updates_per_round": 128}} for r in (90, 100, 110)]
+    rows += [{"family": "ladder", "label": "selected", "solved": True, "rounds": 10,
+              "config": {"updates_per_round": 32}},
+             {"family": "peer", "label": "default", "solved": True, "rounds": 1},
+             {"family": "ladder", "label": "default", "solved": False, "rounds": 500,
+              "config": {"updates_per_round": 128}}]
+    m = est.median_rounds(rows)
+    assert m["median"] == 100 and m["n"] == 3 and m["updates_per_round"] == 128
 
 
-def test_report_section_renders(tmp_path):
-    from report.context import Context
-    from report.sections import e2e
+def test_report_sections_render_from_e2e_rows(tmp_path):
     from core import results
+    from report.context import Context
+    from report.sections import estimate as est_section, trained
     ctx = Context(results_dir=tmp_path / "none", report_dir=tmp_path / "rep")
-    assert "Not measured yet" in e2e.render(ctx)
+    assert "Not measured on this machine yet" in trained.render(ctx)
     d = tmp_path / "res"
-    tp, train_rows, learner = _rows()
-    for r in tp:
-        results.append("throughput", r, directory=d)
-    for r in train_rows:
-        results.append("train", r, directory=d)
-    for r in learner:
-        results.append("learner", r, directory=d)
-    check = {"role": "check", "version": "v4_cpp", "rounds": 100, "wall_s": 1.4, "solved": True,
-             "gen_s": 0.1, "learn_s": 1.2, "eval_s": 0.3, "actor": "serial",
-             "config": {**train_rows[0]["config"], "pipelined": False}}
-    results.append("train", check, directory=d)
-    text = e2e.render(Context(results_dir=d, report_dir=tmp_path / "rep"))
-    assert "Estimated impact on RL performance" in text and "`v4_cpp`" in text
-    assert "ESTIMATE" in text or "estimate" in text
-    assert (tmp_path / "rep" / "figures" / "e2e_speedup_vs_learner.png").exists()
-    assert (tmp_path / "rep" / "figures" / "e2e_round_breakdown.png").exists()
-    assert "+8%" in text                                    # 1.4 s measured vs 100 x 0.013 s
+    for v, tps in (("v1_python", 2000.0), ("v4_cpp", 640 / 0.001)):
+        results.append("throughput", {"version": v, "number": v[1], "title": v, "policy": "egreedy",
+                                      "n_envs": 20, "steps": 32, "requested_steps": 32, "workers": 1,
+                                      "transitions_per_s": tps, "samples_s": [640 / tps],
+                                      "baseline": v == "v1_python"}, directory=d)
+    results.append("peers", {"peer": "gym_numpy", "title": "CartPoleVectorEnv", "policy": "egreedy",
+                             "n_envs": 20, "requested_steps": 32, "transitions_per_s": 64000.0,
+                             "skipped": False}, directory=d)
+    results.append("learner", {"learner": "l1_torch_eager", "reference": True, "threads": 1,
+                               "update_s": 1e-3, "round_s": 0.13, "updates_per_round": 128}, directory=d)
+    results.append("e2e_costs", {"store_s": 1e-4, "push_s": {"v4_cpp": 1e-5}}, directory=d)
+    cfg = {"updates_per_round": 128}
+    for seed, (solved, wall) in enumerate([(True, 14.0), (True, 15.0), (False, 30.0)], start=100):
+        results.append("e2e", {"family": "ladder", "entry": "v4_cpp x l1_torch_eager", "label": "default",
+                               "mode": "alternating", "seed": seed, "solved": solved, "wall_s": wall,
+                               "startup_s": 1.0, "rounds": 100, "updates": 12800, "budget_s": 30.0,
+                               "final_mean_return": 480.0, "config": cfg, "gen_s": 0.1, "learn_s": 13.0,
+                               "store_s": 0.01, "push_s": 0.01, "wait_s": 0.1, "t_gen_side_s": 0.001,
+                               "t_update_s": 1e-3, "t_round_fixed_s": 0.002,
+                               "predicted_own_rounds_s": 13.1}, directory=d)
+    results.append("e2e", {"family": "peer", "entry": "sb3_dqn", "seed": 100, "solved": False,
+                           "wall_s": 30.0, "budget_s": 30.0, "final_mean_return": 200.0,
+                           "library": "stable-baselines3", "library_version": "2.9.2"}, directory=d)
+    ctx = Context(results_dir=d, report_dir=tmp_path / "rep")
+    text = trained.render(ctx)
+    assert "2/3" in text and "15 s [" in text and "not solved in 30 s" in text
+    text = est_section.render(ctx)
+    assert "vs practitioner" in text and "Median prediction error" in text
+    assert "+6.9%" in text or "+14.5%" in text        # (14 - 13.1)/13.1 and (15 - 13.1)/13.1
+    assert (tmp_path / "rep" / "figures" / "time_to_trained.png").exists()
 
 
 # --------------------------------------------------------------------------- bad inputs

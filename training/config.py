@@ -36,6 +36,8 @@ class TrainConfig(LearnConfig):
     eps_end: float = _h("final epsilon", default=0.02)
     eps_decay_rounds: int = _h("epsilon decays linearly over this many rounds", default=13)
     max_rounds: int = _h("give up after this many rounds", default=500)
+    budget_s: float = _h("give up after this many seconds of training (0: no limit); start-up "
+                         "and greedy evaluations do not count", default=0.0)
     threshold: float = _h("solved: mean return of the last `window` episodes, and of the greedy "
                           "evaluation, at least this", default=475.0)
     window: int = _h("episodes in the moving mean", default=100)
@@ -70,6 +72,8 @@ class TrainConfig(LearnConfig):
         for name in ("eps_start", "eps_end"):
             need(_fin(getattr(self, name)) and 0 <= getattr(self, name) <= 1, name, "in [0, 1]")
         need(_fin(self.threshold), "threshold", "a finite number")
+        need(_fin(self.budget_s) and 0 <= self.budget_s <= 10 ** 6, "budget_s",
+             "a finite number of seconds in [0, 1e6] (0: no limit)")
         need(self.actor in ("auto", "process", "thread"), "actor", "auto, process or thread")
         if self.envs * self.steps > self.buffer_size:
             raise StudyError(f"one round (--envs x --steps = {self.envs * self.steps}) does not fit "

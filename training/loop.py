@@ -49,6 +49,7 @@ class TrainResult:
     actor: str = "serial"
     learner: str = ""
     device: str = "cpu"
+    out_of_budget: bool = False  # stopped by budget_s before solving
     weights: Optional[Dict[str, np.ndarray]] = field(default=None, repr=False)
 
     def row(self) -> dict:
@@ -86,6 +87,7 @@ def train(cfg: TrainConfig, progress: Optional[Callable[[str], None]] = None,
     pending = weights                       # what the actor gets with its next request
     in_flight = False
     loop_s = 0.0
+    out_of_budget = False
     try:
         actor.request(cfg.steps, None, cfg.epsilon(0))
         in_flight = True
@@ -135,6 +137,9 @@ def train(cfg: TrainConfig, progress: Optional[Callable[[str], None]] = None,
                 if np.mean(eval_returns) >= cfg.threshold:
                     solved = True
                     break
+            if cfg.budget_s > 0 and time.perf_counter() - t_loop - eval_s > cfg.budget_s:
+                out_of_budget = True
+                break
         loop_s = time.perf_counter() - t_loop - eval_s
     finally:
         if in_flight:
@@ -151,7 +156,8 @@ def train(cfg: TrainConfig, progress: Optional[Callable[[str], None]] = None,
         store_s=store_s, learn_s=learn_s, push_s=push_s,
         final_mean_return=tracker.mean_last(cfg.window), eval_returns=eval_returns, evals=evals,
         returns=tracker.returns, end_round=tracker.end_round, actor=actor.kind,
-        learner=cfg.learner, device=str(getattr(learner, "device", "cpu")), weights=pending)
+        learner=cfg.learner, device=str(getattr(learner, "device", "cpu")),
+        out_of_budget=out_of_budget, weights=pending)
 
 
 def train_quiet(cfg_dict: dict) -> dict:

@@ -1,0 +1,210 @@
+"""Time to a trained agent: the study's bottom line (rows of kind "e2e" and "trials")."""
+from __future__ import annotations
+
+import math
+import statistics
+from collections import defaultdict
+from typing import Dict, List, Optional
+
+from core.measure import quartiles
+from report.context import md_table
+
+ORDER = 45
+CRITERION = ("mean return of the last 100 training episodes >= 475, confirmed by a greedy "
+             "evaluation of 20 episodes in Gymnasium's own CartPole-v1 (mean >= 475)")
+
+
+def groups(ctx) -> Dict[tuple, List[dict]]:
+    """(family, entry, label, mode) -> rows of the newest run that has that group."""
+    by = defaultdict(list)
+    for r in ctx.rows("e2e"):
+        if r.get("entry") is None:
+            continue
+        by[(r.get("family"), r["entry"], r.get("label", ""), r.get("mode", ""))].append(r)
+    out = {}
+    for k, rows in by.items():
+        run = rows[-1]["run_id"]
+        out[k] = [r for r in rows if r["run_id"] == run]
+    return out
+
+
+def summary(rows: List[dict]) -> dict:
+    """Median and IQR of time to solved over seeds; an unsolved seed counts as infinite
+    (so a median is finite only when more than half solved)."""
+    done = [r for r in rows if not r.get("skipped") and not r.get("error")]
+    times = [r["wall_s"] if r.get("solved") else math.inf for r in done]
+    out = {"n": len(done), "solved": sum(bool(r.get("solved")) for r in done), "rows": done,
+           "skipped": [r for r in rows if r.get("skipped") or r.get("error")]}
+    if times:
+        q1, med, q3 = quartiles(times)
+        out.update(median=med, q1=q1, q3=q3)
+        out["startup"] = statistics.median(r.get("startup_s", 0.0) or 0.0 for r in done)
+        rets = [r.get("final_mean_return") for r in done if r.get("final_mean_return") is not None]
+        out["ret"] = statistics.median(rets) if rets else None
+        out["budget"] = max((r.get("budget_s") or 0) for r in done) or None
+    return out
+
+
+def fmt_s(x: Optional[float], budget=None) -> str:
+    if x is None:
+        return "-"
+    if math.isinf(x):
+        return f"> {budget:g} s" if budget else "not solved"
+    return f"{x:.3g} s" if x < 100 else f"{x:.0f} s"
+
+
+def label(key, rows) -> str:
+    family, entry, lab, mode = key
+    if family == "peer":
+        r = rows[0]
+        lib = r.get("library") or entry
+        return f"{lib}" + (f" {r.get('library_version')}" if r.get("library_version") else "")
+    extra = [] if lab == "default" else [f"{lab} settings"]
+    if mode == "overlapped":
+        extra.append("overlapped")
+    return f"`{entry}`" + (f" ({', '.join(extra)})" if extra else "")
+
+
+def render(ctx):
+    out = [ctx.heading("## Time to a trained agent"), ""]
+    g = groups(ctx)
+    if not g:
+        out.append("Not measured on this machine yet: `make e2e` runs the comparison "
+                   "(`make bench QUICK=1` a short variant).")
+        return "\n".join(out) + "\n"
+    sums = {k: summary(v) for k, v in g.items()}
+    seeds = sorted({r["seed"] for v in g.values() for r in v if r.get("seed") is not None})
+    out += [f"Wall-clock from the first environment step to a trained agent, one run at a time "
+            f"on this machine, seeds {', '.join(map(str, seeds))} (never used to choose any "
+            f"setting). *Solved* means {CRITERION}, for every row. Start-up (imports, "
+            "compilation, process and environment creation) is reported apart and not counted; "
+            "greedy evaluations are not counted. A run that does not solve within its budget is "
+            "shown as not solved with its last return, never dropped. Median over seeds, IQR "
+            "(the middle half of the seeds) in brackets; an unsolved seed counts as slower than "
+            "any solved one.", ""]
+    order = sorted(sums, key=lambda k: (sums[k].get("median", math.inf), k))
+    table = []
+    for k in order:
+        s = sums[k]
+        if not s["n"]:
+            why = s["skipped"][0].get("reason") or s["skipped"][0].get("error") if s["skipped"] else "no runs"
+            table.append((label(k, g[k]), "-", f"skipped: {why}"[:160], "-", "-", "-"))
+            continue
+        t = fmt_s(s["median"], s["budget"])
+        if s["solved"] and not math.isinf(s["median"]):
+            t += f" [{fmt_s(s['q1'])}-{fmt_s(s['q3'], s['budget'])}]"
+        elif not s["solved"]:
+            t = f"not solved in {s['budget']:g} s"
+        table.append((label(k, g[k]), f"{s['solved']}/{s['n']}", t, fmt_s(s["startup"]),
+                      f"{s['ret']:.0f}" if s.get("ret") is not None else "-", steps_text(g[k])))
+    out += [md_table(["Who", "Solved", "Time to solved [IQR]", "Start-up", "Last-100 return",
+                      "Work done (median; solved runs if any)"], table), ""]
+    out += ratios(sums, g)
+    fig = figure(ctx, sums, g, order)
+    if fig:
+        out += [f"![Time to a trained agent]({fig})", ""]
+    out += how_peers(g)
+    out += selection(ctx)
+    return "\n".join(out) + "\n"
+
+
+def steps_text(rows) -> str:
+    r = [x for x in rows if x.get("solved")] or rows
+    if r and r[0].get("rounds") is not None:
+        return (f"{statistics.median(x['rounds'] for x in r):.0f} rounds, "
+                f"{statistics.median(x['updates'] for x in r):,.0f} updates")
+    if r and r[0].get("env_steps") is not None:
+        return (f"{statistics.median(x['env_steps'] for x in r):,.0f} env steps, "
+                f"{statistics.median(x.get('gradient_updates') or 0 for x in r):,.0f} updates")
+    return "-"
+
+
+def ratios(sums, g) -> List[str]:
+    ours = [k for k in sums if k[0] == "ladder" and sums[k].get("median") is not None
+            and not math.isinf(sums[k]["median"])]
+    if not ours:
+        return []
+    best = min(ours, key=lambda k: sums[k]["median"])
+    lines = [f"The fastest of ours, {label(best, g[best])}, solves in a median "
+             f"{fmt_s(sums[best]['median'])}:"]
+    for k, s in sums.items():
+        if k == best or not s.get("n"):
+            continue
+        m = s.get("median")
+        if m is None:
+            continue
+        if math.isinf(m):
+            lines.append(f"- {label(k, g[k])}: did not solve in most seeds within "
+                         f"{s['budget']:g} s, so its time is over {s['budget'] / sums[best]['median']:.0f}x ours.")
+        else:
+            lines.append(f"- {m / sums[best]['median']:.1f}x sooner than {label(k, g[k])} "
+                         f"({fmt_s(m)}).")
+    return lines + [""]
+
+
+def figure(ctx, sums, g, order) -> Optional[str]:
+    import matplotlib.pyplot as plt
+    ks = [k for k in order if sums[k].get("n")]
+    if not ks:
+        return None
+    fig, ax = plt.subplots(figsize=(8, 0.6 + 0.42 * len(ks)))
+    for i, k in enumerate(ks):
+        s = sums[k]
+        color = "C0" if k[0] == "ladder" else "C3"
+        for r in s["rows"]:
+            x = r["wall_s"] if r.get("solved") else r.get("budget_s") or r.get("wall_s")
+            ax.plot([x], [i], "o" if r.get("solved") else "x", color=color, alpha=0.7, ms=5)
+        if not math.isinf(s["median"]):
+            ax.plot([s["q1"], min(s["q3"], s["budget"] or s["q3"])], [i, i], "-", color=color, lw=3, alpha=0.4)
+            ax.plot([s["median"]], [i], "|", color="k", ms=14)
+    ax.set_yticks(range(len(ks)), [label(k, g[k]).replace("`", "") for k in ks], fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xscale("log")
+    ax.set_xlabel("seconds to a trained agent (log scale): dots solved seeds, x not solved at the "
+                  "budget, bar IQR, tick median")
+    ax.set_title(f"Time to a trained agent ({ctx.machine_line})", fontsize=9)
+    return ctx.savefig(fig, "time_to_trained")
+
+
+def how_peers(g) -> List[str]:
+    peers = {k: v for k, v in g.items() if k[0] == "peer" and v and not v[0].get("skipped")}
+    if not peers:
+        return []
+    out = ["How each peer ran (its own library, its published settings):", ""]
+    rows = []
+    for k, v in peers.items():
+        r = v[0]
+        hp = r.get("hyperparams") or {}
+        hp_txt = ", ".join(f"{a}={b}" for a, b in list(hp.items())[:12])
+        rows.append((label(k, v), r.get("how", "-"), r.get("hyperparams_source", "-"),
+                     hp_txt.replace("|", "/")[:300], str(r.get("threads", "-"))))
+    return out + [md_table(["Peer", "How it ran", "Settings from", "Settings", "Threads"], rows), ""]
+
+
+def selection(ctx) -> List[str]:
+    rows = [r for r in ctx.rows("trials")]
+    if not rows:
+        return []
+    run = rows[-1]["run_id"]
+    rows = sorted((r for r in rows if r["run_id"] == run), key=lambda r: r["trial"])
+    sel = next((r for r in rows if r.get("selected")), None)
+    out = [f"### Choosing U, the learning rate and the batch size", "",
+           f"Optuna's TPE sampler with median pruning, {len(rows)} trials on "
+           f"`{rows[0]['version']} x {rows[0]['learner']}`, two trials at a time, each trial "
+           f"training on seeds {', '.join(str(s) for s in rows[0].get('seeds') or [])} one after the "
+           f"other (a trial is pruned when its running mean after a seed is worse than the median "
+           f"of earlier trials at that seed). A trial's value is the mean wall-clock to solve; an "
+           f"unsolved run counts as twice its {rows[0]['budget_s']:g} s budget. Trials shared the two "
+           f"cores, so their times are for ranking only.", ""]
+    table = []
+    for r in rows:
+        p = r.get("params") or {}
+        table.append((r["trial"], p.get("updates_per_round", "-"), p.get("batch_size", "-"),
+                      f"{p['lr']:.2e}" if "lr" in p else "-", r["state"],
+                      f"{r['value']:.1f} s" if r.get("value") is not None else "-",
+                      "/".join("y" if s else "n" for s in r.get("solved") or []),
+                      "**selected**" if r.get("selected") else ""))
+    out += [md_table(["Trial", "U", "Batch", "Learning rate", "State", "Value", "Solved", ""], table), ""]
+    if sel is None:
+        out.append("No trial solved every seed: the defaults were kept.")
+    return out
