@@ -89,3 +89,16 @@ def fma_peak(ctx, threads: int):
         if r["ceiling"] == "fma_f32" and r["threads"] == threads:
             return r["value"] * 1e9
     return None
+
+
+def tps_iqr(row: dict):
+    """(q1, q3) of a throughput row's rate: recorded, or computed from its samples."""
+    if row.get("transitions_per_s_iqr"):
+        return tuple(row["transitions_per_s_iqr"])
+    samples = row.get("samples_s")
+    trans = row.get("transitions")
+    if samples and trans:
+        from core.measure import quartiles
+        q1, _, q3 = quartiles(samples)
+        return trans / q3, trans / q1
+    return None

@@ -3,7 +3,7 @@ import matplotlib.pyplot as plt
 
 from report.context import fmt_si, fmt_time, md_table
 from report.data import (ceilings, fraction_of_fma, fraction_of_peak, ladder_rows,
-                         ladder_shapes, version_key)
+                         ladder_shapes, stale, tps_iqr, version_key)
 
 ORDER = 10
 
@@ -25,17 +25,19 @@ def table(ctx, policy, n, t):
         peak = f"{100 * frac:.3g}%" if frac is not None else "-"
         if fma is not None:
             peak += f" ({100 * fma:.3g}% of FMA)"
+        iqr = tps_iqr(r)
+        spread = f" [{fmt_si(iqr[0])}-{fmt_si(iqr[1])}]" if iqr else ""
         out.append((
-            f"`{r['version']}`", r["title"],
+            f"`{r['version']}`" + (" †" if stale(r) else ""), r["title"],
             r["workers"] if r.get("parallel") else "-",
             fmt_time(batch_s) + mark,
-            f"{tps:,.0f}",
+            f"{fmt_si(tps)}{spread}",
             f"{tps / base['transitions_per_s']:,.1f}" if base else "-",
             f"{tps / prev:,.2f}" if prev else "-",
             peak,
         ))
         prev = tps
-    head = ["Version", "Implementation", "Workers", f"Time per batch ({n}x{t})", "Transitions/s",
+    head = ["Version", "Implementation", "Workers", f"Time per batch ({n}x{t})", "Transitions/s [IQR]",
             "Absolute speedup", "Relative speedup", "Fraction of peak"]
     text = md_table(head, out)
     if reduced:
@@ -58,18 +60,21 @@ def figure(ctx):
         any_data = True
         names = [r["version"] for r in rows]
         vals = [r["transitions_per_s"] for r in rows]
-        ax.bar(range(len(rows)), vals, color="tab:blue")
+        iq = [tps_iqr(r) or (v, v) for r, v in zip(rows, vals)]
+        err = [[max(0, v - a) for v, (a, _) in zip(vals, iq)], [max(0, b - v) for v, (_, b) in zip(vals, iq)]]
+        ax.bar(range(len(rows)), vals, color="tab:blue", yerr=err, capsize=2)
         ax.set_yscale("log")
         ax.set_xticks(range(len(rows)), names, rotation=40, ha="right", fontsize=8)
         ax.set_title(f"{p}, N={n}, T={t}")
-        ax.set_ylabel("transitions / s (log)")
+        ax.set_ylabel("transitions / s (log scale)")
         for i, v in enumerate(vals):
             ax.text(i, v, fmt_si(v), ha="center", va="bottom", fontsize=7)
         ax.grid(axis="y", which="both", alpha=0.3)
     if not any_data:
         plt.close(fig)
         return None
-    fig.suptitle("Throughput per rung (best worker count), median of timed calls")
+    fig.suptitle(f"Throughput per rung (best worker count): median of timed calls, whiskers IQR\n"
+                 f"({ctx.machine_line})", fontsize=10)
     fig.tight_layout()
     return ctx.savefig(fig, "ladder_throughput")
 
@@ -139,13 +144,14 @@ def headline_markdown(ctx):
     except Exception:
         pass
     try:
-        from report.sections import e2e
-        if hasattr(e2e, "headline"):
-            extra.append(e2e.headline(ctx))
+        from report.sections import trained
+        extra.append(trained.headline(ctx))
     except Exception:
         pass
-    ms = {r["provenance"]["machine"]["cpu"] for r in list(rnd.values()) + list(egr.values())}
-    text += f"\n\nMeasured on: {', '.join(sorted(ms))} (see report/REPORT.md for the full tables)."
+    dates = sorted(r["time"][:10] for r in list(rnd.values()) + list(egr.values()))
+    text += (f"\n\nMeasured on {ctx.machine_line} ({ctx.machine}), {dates[0]}"
+             + (f" to {dates[-1]}" if dates[-1] != dates[0] else "")
+             + "; the full tables, with spread, are in report/REPORT.md.")
     extra = [e for e in extra if e]
     if extra:
         text += "\n\n" + "\n\n".join(extra)

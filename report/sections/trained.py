@@ -103,9 +103,83 @@ def render(ctx):
     fig = figure(ctx, sums, g, order)
     if fig:
         out += [f"![Time to a trained agent]({fig})", ""]
+    out += knobs(sums, g)
+    out += breakdown(g)
     out += how_peers(g)
     out += selection(ctx)
     return "\n".join(out) + "\n"
+
+
+def _solved_median(sums, key):
+    s = sums.get(key)
+    if not s or s.get("median") is None or math.isinf(s["median"]):
+        return None
+    return s["median"]
+
+
+def knobs(sums, g) -> List[str]:
+    """Which knob bought what: one change at a time between our rows (same seeds)."""
+    ours = {k: v for k, v in sums.items() if k[0] == "ladder" and k[3] == "alternating"}
+    lines = []
+    for k in ours:
+        if k[2] != "selected":
+            continue
+        d = (k[0], k[1], "default", k[3])
+        a, b = _solved_median(sums, d), _solved_median(sums, k)
+        if a and b:
+            ra = statistics.median(r["rounds"] for r in sums[d]["rows"] if r.get("solved"))
+            rb = statistics.median(r["rounds"] for r in sums[k]["rows"] if r.get("solved"))
+            ua = statistics.median(r["updates"] for r in sums[d]["rows"] if r.get("solved"))
+            ub = statistics.median(r["updates"] for r in sums[k]["rows"] if r.get("solved"))
+            cfg = sums[k]["rows"][0]["config"]
+            lines.append(f"- *Settings* ({k[1]}): the selected U={cfg['updates_per_round']}, batch "
+                         f"{cfg['batch_size']}, learning rate {cfg['lr']:.2e} against the defaults: "
+                         f"{fmt_s(a)} -> {fmt_s(b)} ({a / b:.2f}x), median rounds {ra:.0f} -> {rb:.0f}, "
+                         f"updates {ua:,.0f} -> {ub:,.0f}.")
+    pairs = {}
+    for k in ours:
+        if k[2] == "default" and " x " in k[1]:
+            rung, learner = k[1].split(" x ")
+            pairs[(rung, learner)] = k
+    for (rung, learner), k in pairs.items():
+        for (rung2, learner2), k2 in pairs.items():
+            a, b = _solved_median(sums, k), _solved_median(sums, k2)
+            if not a or not b:
+                continue
+            if rung == rung2 and learner != learner2 and b < a:
+                lines.append(f"- *Learner* (with {rung}): {learner} -> {learner2}: {fmt_s(a)} -> "
+                             f"{fmt_s(b)} ({a / b:.1f}x).")
+            if learner == learner2 and rung != rung2 and b < a:
+                lines.append(f"- *Rung* (with {learner}): {rung} -> {rung2}: {fmt_s(a)} -> "
+                             f"{fmt_s(b)} ({a / b:.2f}x).")
+    if not lines:
+        return []
+    return ["Which knob bought what (medians over the same seeds, one change at a time):", ""] + lines + [""]
+
+
+def breakdown(g) -> List[str]:
+    """Where each of our runs' time goes, per round (medians over its solved seeds)."""
+    rows = []
+    for k, rs in g.items():
+        if k[0] != "ladder":
+            continue
+        done = [r for r in rs if r.get("solved") and r.get("rounds")] or [r for r in rs if r.get("rounds")]
+        if not done:
+            continue
+        med = lambda f: statistics.median(f(r) / r["rounds"] for r in done)  # noqa: E731
+        gen = med(lambda r: r["wait_s"] if r.get("mode") == "overlapped" else r["gen_s"])
+        learn, store, push = med(lambda r: r["learn_s"]), med(lambda r: r["store_s"]), med(lambda r: r["push_s"])
+        wall = med(lambda r: r["wall_s"])
+        other = max(0.0, wall - gen - learn - store - push)
+        share = lambda x: f"{1e3 * x:.2f} ms ({100 * x / wall:.0f}%)"  # noqa: E731
+        rows.append((label(k, rs), f"{1e3 * wall:.2f} ms", share(gen), share(learn), share(store),
+                     share(push), share(other)))
+    if not rows:
+        return []
+    return ["Where a round's time goes in our runs (median per round; for overlapped runs "
+            "*generate* is the time the learner waited for a batch):", "",
+            md_table(["Run", "Round", "Generate", "Learn (U updates)", "Store", "Weights to the actor",
+                      "Loop bookkeeping"], rows), ""]
 
 
 def steps_text(rows) -> str:
@@ -208,3 +282,32 @@ def selection(ctx) -> List[str]:
     if sel is None:
         out.append("No trial solved every seed: the defaults were kept.")
     return out
+
+
+def headline(ctx) -> str:
+    """The README's bottom line: time to a trained agent, ours against the peers."""
+    g = groups(ctx)
+    sums = {k: summary(v) for k, v in g.items()}
+    ours = [k for k, s in sums.items() if k[0] == "ladder" and s.get("median") is not None
+            and not math.isinf(s["median"])]
+    if not ours:
+        return ""
+    best = min(ours, key=lambda k: sums[k]["median"])
+    b = sums[best]
+    text = (f"**Time to a trained agent** ({ctx.machine_line}): {label(best, g[best])} solves "
+            f"CartPole-v1 in a median {fmt_s(b['median'])} (IQR {fmt_s(b['q1'])}-{fmt_s(b['q3'])}, "
+            f"{b['solved']}/{b['n']} seeds)")
+    peers = [(k, s) for k, s in sums.items() if k[0] == "peer" and s.get("n")]
+    parts = []
+    for k, s in sorted(peers, key=lambda ks: ks[1].get("median", math.inf)):
+        if math.isinf(s["median"]):
+            parts.append(f"{label(k, g[k])} did not solve in {s['budget']:g} s in most seeds")
+        else:
+            parts.append(f"{s['median'] / b['median']:.0f}x sooner than {label(k, g[k])} ({fmt_s(s['median'])})")
+    ref = [k for k in sums if k[0] == "ladder" and k[2] == "default" and k[3] == "alternating"
+           and "torch_eager" in k[1] and sums[k].get("median") is not None and not math.isinf(sums[k]["median"])]
+    if ref:
+        r = min(ref, key=lambda k: sums[k]["median"])
+        parts.append(f"{sums[r]['median'] / b['median']:.0f}x sooner than our own loop with the "
+                     f"PyTorch-eager learner ({label(r, g[r])}, {fmt_s(sums[r]['median'])})")
+    return text + (": " + "; ".join(parts) if parts else "") + ". Seeds never used for tuning; start-up apart."
