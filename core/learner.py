@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Callable, Dict, Optional, Tuple
 
@@ -19,7 +19,7 @@ import numpy as np
 
 from .errors import StudyError
 from .replay import Replay
-from .rung import ROOT, number_key
+from .rung import ROOT, Part, number_key
 
 NAME_RE = re.compile(r"^l(\d+)([a-z]?)_[a-z0-9_]+$")
 COMMON_SOURCES = ("core/learner.py", "core/replay.py", "core/rng.py", "core/spec.py", "core/api.py")
@@ -136,7 +136,7 @@ def _available() -> Optional[str]:
 
 
 @dataclass(frozen=True)
-class Learner:
+class Learner(Part):
     number: str
     """Sort key and the folder's number: "1", "2", "2b", "3"."""
     title: str
@@ -163,42 +163,19 @@ class Learner:
     error: Optional[str] = None
     """Filled by discovery when the folder is broken."""
 
-    def unavailable_reason(self) -> Optional[str]:
-        if self.error:
-            return self.error
-        try:
-            return self.available()
-        except Exception as e:
-            return f"available() raised {type(e).__name__}: {e}"
-
-    def source_paths(self) -> Tuple[str, ...]:
-        own = [str(self.path.relative_to(ROOT))] if self.path is not None else []
-        return tuple(dict.fromkeys(own + list(COMMON_SOURCES) + list(self.sources)))
-
-    def sort_key(self):
-        return number_key(self.number, self.name)
+    COMMON_SOURCES = COMMON_SOURCES
+    NAME_RE = NAME_RE
+    ATTR = "LEARNER"
 
     def check(self) -> Optional[str]:
-        m = NAME_RE.match(self.name)
-        if not m:
-            return f"folder name '{self.name}' does not look like l9_mine"
-        if self.number != m.group(1) + m.group(2):
-            return f"LEARNER.number '{self.number}' does not match the folder's '{m.group(1) + m.group(2)}'"
-        if not callable(self.make) or not callable(self.available):
-            return "LEARNER.make and LEARNER.available must be callables"
+        why = self.check_common(self.make)
+        if why:
+            return why
         if self.device not in DEVICES:
             return f"LEARNER.device must be one of {', '.join(DEVICES)}, got {self.device!r}"
         if not isinstance(self.ranks, int) or self.ranks < 1:
             return f"LEARNER.ranks must be a positive integer, got {self.ranks!r}"
-        if not self.title or not self.summary:
-            return "LEARNER.title and LEARNER.summary must not be empty"
-        for s in self.sources:
-            if not (ROOT / s).exists():
-                return f"LEARNER.sources names '{s}', which does not exist"
         return None
-
-    def named(self, name: str, path: Path) -> "Learner":
-        return replace(self, name=name, path=path)
 
 
 def broken(name: str, path: Path, error: str) -> Learner:

@@ -28,8 +28,50 @@ def _always_available() -> Optional[str]:
     return None
 
 
+class Part:
+    """What a rung and a learner declaration share: availability, their code, ordering and
+    the checks common to both (each declares NAME_RE, COMMON_SOURCES and its own checks)."""
+    NAME_RE = NAME_RE
+    COMMON_SOURCES: Tuple[str, ...] = ()
+    ATTR = "PART"
+
+    def unavailable_reason(self) -> Optional[str]:
+        if self.error:
+            return self.error
+        try:
+            return self.available()
+        except Exception as e:          # a broken probe is a reason, not a crash
+            return f"available() raised {type(e).__name__}: {e}"
+
+    def source_paths(self) -> Tuple[str, ...]:
+        """Repository-relative paths whose code it runs (hashed into its rows)."""
+        own = [str(self.path.relative_to(ROOT))] if self.path is not None else []
+        return tuple(dict.fromkeys(own + list(self.COMMON_SOURCES) + list(self.sources)))
+
+    def sort_key(self):
+        return number_key(self.number, self.name)
+
+    def named(self, name: str, path: Path):
+        return replace(self, name=name, path=path)
+
+    def check_common(self, make) -> Optional[str]:
+        m = self.NAME_RE.match(self.name)
+        if not m:
+            return f"folder name '{self.name}' does not look like {self.NAME_RE.pattern[1]}9_mine"
+        if self.number != m.group(1) + m.group(2):
+            return f"{self.ATTR}.number '{self.number}' does not match the folder's '{m.group(1) + m.group(2)}'"
+        if not callable(make) or not callable(self.available):
+            return f"{self.ATTR}'s make and available must be callables"
+        if not self.title or not self.summary:
+            return f"{self.ATTR}.title and {self.ATTR}.summary must not be empty"
+        for src in self.sources:
+            if not (ROOT / src).exists():
+                return f"{self.ATTR}.sources names '{src}', which does not exist"
+        return None
+
+
 @dataclass(frozen=True)
-class Rung:
+class Rung(Part):
     number: str
     """Sort key in the ladder and the folder's number: "1", "1b", "5b"."""
     title: str
@@ -69,14 +111,8 @@ class Rung:
     error: Optional[str] = None
     """Filled by discovery when the folder is broken (import failed, declaration invalid)."""
 
-    # --- derived -------------------------------------------------------------------------
-    def unavailable_reason(self) -> Optional[str]:
-        if self.error:
-            return self.error
-        try:
-            return self.available()
-        except Exception as e:          # a broken probe is a reason, not a crash
-            return f"available() raised {type(e).__name__}: {e}"
+    COMMON_SOURCES = COMMON_SOURCES
+    ATTR = "RUNG"
 
     def workers_limit(self) -> int:
         if not self.parallel:
@@ -89,36 +125,16 @@ class Rung:
         w = self.verify_workers() if callable(self.verify_workers) else self.verify_workers
         return tuple(x for x in w if x <= self.workers_limit()) or (1,)
 
-    def source_paths(self) -> Tuple[str, ...]:
-        """Repository-relative paths whose code the rung runs (hashed into its rows)."""
-        own = [str(self.path.relative_to(ROOT))] if self.path is not None else []
-        return tuple(dict.fromkeys(own + list(COMMON_SOURCES) + list(self.sources)))
-
-    def sort_key(self):
-        return number_key(self.number, self.name)
-
     def check(self) -> Optional[str]:
         """Why this declaration is invalid, or None (run by discovery)."""
-        m = NAME_RE.match(self.name)
-        if not m:
-            return f"folder name '{self.name}' does not look like v9_mine"
-        if self.number != m.group(1) + m.group(2):
-            return f"RUNG.number '{self.number}' does not match the folder's '{m.group(1) + m.group(2)}'"
-        if not callable(self.make_generator) or not callable(self.available):
-            return "RUNG.make_generator and RUNG.available must be callables"
+        why = self.check_common(self.make_generator)
+        if why:
+            return why
         if self.parallel not in (None,) + PARALLEL_KINDS:
             return f"RUNG.parallel must be one of {', '.join(PARALLEL_KINDS)} or None, got {self.parallel!r}"
-        if not self.title or not self.summary:
-            return "RUNG.title and RUNG.summary must not be empty"
         if self.parallel is None and self.serial_base:
             return "RUNG.serial_base is for parallel rungs"
-        for s in self.sources:
-            if not (ROOT / s).exists():
-                return f"RUNG.sources names '{s}', which does not exist"
         return None
-
-    def named(self, name: str, path: Path) -> "Rung":
-        return replace(self, name=name, path=path)
 
 
 def number_key(number: str, name: str = ""):

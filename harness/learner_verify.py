@@ -2,7 +2,7 @@
 reference learner, on the fixed replay buffer, before it is timed."""
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Callable, Dict, List, Optional
 
 import numpy as np
@@ -11,17 +11,11 @@ from core.learner import LearnConfig
 from training.episodes import greedy_actions
 from training.fixture import fixed_replay, probe_observations
 
+from .verify import Outcome
+
 SEEDS = (0, 7, 2 ** 64 - 1)
 K = 200
 TOL_FIRST, TOL_K, LOSS_RTOL, TIE_GAP = 1e-5, 1e-4, 1e-3, 1e-3
-
-
-@dataclass
-class Outcome:
-    ok: bool
-    check: str
-    case: str
-    detail: str = ""
 
 
 def run_learner(learner, cfg: LearnConfig, updates: int, checkpoints=()) -> dict:
