@@ -6,6 +6,7 @@ pixel. Without pygame, Gymnasium's DependencyNotInstalled says so in one line.
 """
 from __future__ import annotations
 
+import os
 from typing import Optional
 
 import numpy as np
@@ -29,6 +30,10 @@ class CartPoleRenderer:
     def frame(self, state) -> np.ndarray:
         """An RGB frame uint8 [400, 600, 3] of one CartPole state (x, x_dot, theta, theta_dot)."""
         if self._env is None:
+            # Gymnasium's renderer calls pygame.init(), which opens an audio device too
+            # (ALSA errors on a headless machine): frames need none.
+            os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
+            os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
             from gymnasium.envs.classic_control.cartpole import CartPoleEnv
             self._env = CartPoleEnv(render_mode="rgb_array")
         self._env.state = np.asarray(state, dtype=np.float64).copy()
