@@ -35,11 +35,11 @@ def runnable(version):
     return version
 
 
-def gym_sync(n, mode, stats=False):
+def gym_sync(n, mode, stats=False, max_episode_steps=500):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        env = SyncVectorEnv([lambda: gym.make("CartPole-v1") for _ in range(n)],
-                            autoreset_mode=mode)
+        env = SyncVectorEnv([lambda: gym.make("CartPole-v1", max_episode_steps=max_episode_steps)
+                             for _ in range(n)], autoreset_mode=mode)
     return RecordEpisodeStatistics(env) if stats else env
 
 
@@ -268,3 +268,40 @@ def test_metadata_and_unknown_modes():
     assert RungVectorEnv.metadata["autoreset_mode"] is AutoresetMode.SAME_STEP
     with pytest.raises(ValueError, match="autoreset_mode must be one of"):
         RungVectorEnv(2, autoreset_mode="sometimes")
+
+
+@pytest.mark.parametrize("version", STEPPERS)
+@pytest.mark.parametrize("limit", [1, 2, 3])
+def test_very_short_episodes_in_every_mode(version, limit):
+    """Episodes that end by truncation every `limit` steps: the reset steps of NEXT_STEP
+    (the env's discarded step would end an episode too), and the starts each episode
+    gets: the same sequence of WORKLOAD.md's initial states in all three modes."""
+    starts = {}
+    for mode in MODES:
+        ours = RungVectorEnv(3, seed=5, version=runnable(version), autoreset_mode=mode,
+                             max_episode_steps=limit)
+        ref = gym_sync(3, mode, max_episode_steps=limit)
+        ours.reset(seed=5)
+        ref.reset(seed=5)
+        seen = []
+        for t in range(12):
+            if mode is AutoresetMode.DISABLED and ours._n_pending:
+                mask = ours._pending.copy()
+                seen.append(ours.reset(options={"reset_mask": mask})[0][0].copy())
+                ref.reset(options={"reset_mask": mask})
+            give_our_states(ours, ref)
+            a = np.array([0, 1, 0])
+            o1, r1, te1, tr1, i1 = ours.step(a)
+            o2, r2, te2, tr2, i2 = ref.step(a)
+            for x, y in ((r1, r2), (te1, te2), (tr1, tr2)):
+                np.testing.assert_array_equal(x, y)
+            assert set(i1) - STATS == set(i2)
+            if "episode" in i1:
+                np.testing.assert_array_equal(i1["episode"]["l"][i1["_episode"]], limit)
+            if mode is AutoresetMode.SAME_STEP and tr1[0]:
+                seen.append(o1[0].copy())
+            if mode is AutoresetMode.NEXT_STEP and r1[0] == 0:
+                seen.append(o1[0].copy())
+        starts[mode] = np.array(seen[:3])
+    for mode in MODES:
+        np.testing.assert_array_equal(starts[mode], starts[AutoresetMode.SAME_STEP])

@@ -10,7 +10,9 @@ Three timings, interleaved round by round so that a busy machine slows all alike
   native    the rung's whole-step native call alone on the same arrays (no Python infos;
             only for rungs with a native stepper);
   generate  the rung's generate(T) with its own random policy, per transition.
-All single-threaded by default (stepper_workers = workers = 1).
+All single-threaded by default (stepper_workers = workers = 1). clock="cpu" times with
+the process's CPU time instead of the wall clock: on a machine shared with other jobs,
+preemption inflates wall times (and Python's many short calls the most), CPU time far less.
 """
 from __future__ import annotations
 
@@ -25,8 +27,9 @@ import numpy as np
 
 def bench_step_vs_generate(version: str = "v5b_simd", n_envs: int = 4096, steps: int = 64,
                            T: int = 32, rounds: int = 15, seed: int = 0, threads: int = 1,
-                           autoreset_mode=None) -> dict:
+                           autoreset_mode=None, clock: str = "wall") -> dict:
     """Transitions per second of step(), the native step alone, and generate(); medians."""
+    now = {"wall": time.perf_counter, "cpu": time.process_time}[clock]
     from gymnasium.vector import AutoresetMode
 
     from core.api import GenConfig
@@ -41,18 +44,18 @@ def bench_step_vs_generate(version: str = "v5b_simd", n_envs: int = 4096, steps:
                         autoreset_mode=mode)
     env.reset(seed=seed)
     actions = np.random.default_rng(seed).integers(0, 2, (steps, n_envs))
-    native = _native_call(env, actions)
+    native = _native_call(env, actions, now)
 
     def time_step():
-        t = time.perf_counter()
+        t = now()
         for a in actions:
             env.step(a)
-        return (time.perf_counter() - t) / (steps * n_envs)
+        return (now() - t) / (steps * n_envs)
 
     def time_generate():
-        t = time.perf_counter()
+        t = now()
         gen.generate(T)
-        return (time.perf_counter() - t) / (T * n_envs)
+        return (now() - t) / (T * n_envs)
 
     timers = {"step": time_step, "generate": time_generate}
     if native is not None:
@@ -67,7 +70,7 @@ def bench_step_vs_generate(version: str = "v5b_simd", n_envs: int = 4096, steps:
     env.close()
     med = {k: statistics.median(v) for k, v in per.items()}
     out = {"version": rung.name, "n_envs": n_envs, "threads": threads,
-           "autoreset_mode": mode.name, "rounds": rounds,
+           "autoreset_mode": mode.name, "rounds": rounds, "clock": clock,
            "step_tps": 1.0 / med["step"], "generate_tps": 1.0 / med["generate"],
            "step_over_generate": med["step"] / med["generate"]}
     if "native" in med:
@@ -76,7 +79,7 @@ def bench_step_vs_generate(version: str = "v5b_simd", n_envs: int = 4096, steps:
     return out
 
 
-def _native_call(env, actions) -> Optional[callable]:
+def _native_call(env, actions, now) -> Optional[callable]:
     """A timer of the stepper's whole-step call alone on a copy of env's state, or None."""
     full = getattr(env._stepper, "step_autoreset", None)
     if full is None:
@@ -88,11 +91,11 @@ def _native_call(env, actions) -> Optional[callable]:
     acts = [np.ascontiguousarray(a, np.int64) for a in actions]
 
     def timer():
-        t = time.perf_counter()
+        t = now()
         for a in acts:
             full(state, episode, elapsed, env._k_reset, a, env.max_episode_steps, obs, term,
                  trunc, final)
-        return (time.perf_counter() - t) / (len(acts) * n)
+        return (now() - t) / (len(acts) * n)
     return timer
 
 
@@ -105,15 +108,16 @@ def main(argv=None) -> int:
     p.add_argument("--rounds", type=int, default=15)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--mode", default="SAME_STEP", help="autoreset mode of step()")
+    p.add_argument("--clock", choices=("wall", "cpu"), default="wall")
     p.add_argument("--json", action="store_true")
     a = p.parse_args(argv)
     from versions.common.vector_env import parse_autoreset_mode
     r = bench_step_vs_generate(a.version, a.envs, a.steps, a.T, a.rounds, threads=a.threads,
-                               autoreset_mode=parse_autoreset_mode(a.mode))
+                               autoreset_mode=parse_autoreset_mode(a.mode), clock=a.clock)
     if a.json:
         print(json.dumps(r))
         return 0
-    line = (f"{r['version']} N={r['n_envs']} {r['autoreset_mode']}: step() {r['step_tps'] / 1e6:.1f} M/s, "
+    line = (f"{r['version']} N={r['n_envs']} {r['autoreset_mode']} ({r['clock']} clock): step() {r['step_tps'] / 1e6:.1f} M/s, "
             f"generate {r['generate_tps'] / 1e6:.1f} M/s (step/generate time {r['step_over_generate']:.2f}x)")
     if "native_tps" in r:
         line += (f"; native step alone {r['native_tps'] / 1e6:.1f} M/s, Python "

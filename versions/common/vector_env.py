@@ -201,7 +201,7 @@ class RungVectorEnv(VectorEnv):
         self._check_ready()
         a = S.check_actions(actions, self.num_envs)
         mode = self.autoreset_mode
-        pidx = saved = None
+        pidx = start = None
         if self._n_pending:
             if mode is DISABLED:
                 ended = np.flatnonzero(self._pending)
@@ -209,18 +209,24 @@ class RungVectorEnv(VectorEnv):
                                  "ended their episode: reset them with reset(options={'reset_mask': "
                                  "mask}) before stepping (autoreset_mode DISABLED)")
             if mode is NEXT:
+                # their next episode's start is in place already (the stepper resets at once):
+                # they are stepped with the rest and put back, as if they had not stepped
                 pidx = np.flatnonzero(self._pending)
-                saved = (self.state[:, pidx], self.episode[pidx], self.elapsed[pidx])
+                start = self.state[:, pidx]
         obs, term, trunc, idx, rows, lengths = self._advance(a)
         rewards = np.ones(self.num_envs, np.float64)
         if pidx is not None:                    # NEXT_STEP: these envs reset instead of stepping
             if idx is not None:
-                keep = ~self._pending[idx]
-                idx, rows, lengths = idx[keep], rows[keep], lengths[keep]
-                if not len(idx):
-                    idx = None
-            self.state[:, pidx], self.episode[pidx], self.elapsed[pidx] = saved
-            obs[pidx] = saved[0].T
+                undo = self._pending[idx]       # ended in the step they did not take
+                if undo.any():
+                    self.episode[idx[undo]] -= 1
+                    keep = ~undo
+                    idx, rows, lengths = idx[keep], rows[keep], lengths[keep]
+                    if not len(idx):
+                        idx = None
+            self.state[:, pidx] = start
+            self.elapsed[pidx] = 0
+            obs[pidx] = start.T
             rewards[pidx] = 0.0
             term[pidx] = False
             trunc[pidx] = False
