@@ -350,8 +350,8 @@ class RungVectorEnv(VectorEnv):
             before = self.elapsed.copy()
             try:
                 ended = self._full(self.state, self.episode, self.elapsed, self._k_reset,
-                                   a if a.dtype == np.int64 else a.astype(np.int64),
-                                   self.max_episode_steps, obs, term, trunc, self._final_buf)
+                                   np.ascontiguousarray(a, np.int64), self.max_episode_steps,
+                                   obs, term, trunc, self._final_buf)
             except ValueError as e:
                 S.raise_bad_range(a, f" ({e})")
                 raise
