@@ -211,7 +211,7 @@ class RungVectorEnv(VectorEnv):
             if mode is NEXT:
                 # their next episode's start is in place already (the stepper resets at once):
                 # they are stepped with the rest and put back, as if they had not stepped
-                pidx = np.flatnonzero(self._pending)
+                pidx = self._pending.nonzero()[0]
                 start = self.state[:, pidx]
         obs, term, trunc, idx, rows, lengths = self._advance(a)
         rewards = np.ones(self.num_envs, np.float64)
@@ -232,7 +232,6 @@ class RungVectorEnv(VectorEnv):
             trunc[pidx] = False
             self._pending[pidx] = False
             self._n_pending = 0
-            self._t_start[pidx] = time.perf_counter()
         infos: dict = {}
         if idx is not None:
             done = term | trunc
@@ -357,7 +356,7 @@ class RungVectorEnv(VectorEnv):
                 raise
             if not ended:
                 return obs, term, trunc, None, None, None
-            idx = np.flatnonzero(term | trunc)
+            idx = (term | trunc).nonzero()[0]
             return obs, term, trunc, idx, self._final_buf[idx], before[idx] + 1
         S.check_action_range(a)
         term = np.asarray(self._stepper(self.state, a.astype(np.int64, copy=False)), dtype=np.bool_)
@@ -367,7 +366,7 @@ class RungVectorEnv(VectorEnv):
         done = term | trunc
         if not done.any():
             return obs, term, trunc, None, None, None
-        idx = np.flatnonzero(done)
+        idx = done.nonzero()[0]
         rows, lengths = obs[idx], self.elapsed[idx]
         self._new_episodes(idx)
         obs[idx] = self.state[:, idx].T
