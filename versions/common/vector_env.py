@@ -13,7 +13,8 @@ Two paths, for two kinds of loop:
   collect(T)      the rung's own generate(T): environments *and* the actor's policy
                   (random, or epsilon-greedy over the Q-network handed over with
                   set_weights / set_epsilon) in the rung's code, T steps per call. This is
-                  the fast path for a DQN loop: no Python per step at all (examples/README.md).
+                  the fast path for a DQN loop: no Python per step at all (collect_path.py,
+                  examples/README.md).
 
 One instance serves one path: after the first collect(), step() is refused and the reverse.
 
@@ -65,6 +66,7 @@ from gymnasium.vector.utils import batch_space
 
 from native.stepper import NativeStepper  # noqa: F401  (re-exported for rungs' steppers)
 from versions.common import cartpole as cp
+from versions.common.collect_path import CollectPath, weights_from_torch  # noqa: F401
 from versions.common import stepping as S
 from versions.common.gym_errors import EnvClosed, InvalidArgument, NeedsReset
 from versions.common.rendering import RENDER_FPS, RENDER_MODES, CartPoleRenderer, check_render_mode
@@ -97,7 +99,7 @@ def _resolve_version(version):
     return version, name if isinstance(name, str) and name else None
 
 
-class RungVectorEnv(VectorEnv):
+class RungVectorEnv(CollectPath, VectorEnv):
     """N CartPole-v1 environments behind Gymnasium's VectorEnv API (see the module docstring).
 
     version: a version name ("v5b_simd"), a Rung, a stand-in module, or None (NumPy stepper).
@@ -268,39 +270,6 @@ class RungVectorEnv(VectorEnv):
             self._generator = None
         self._renderer.close()
 
-    # --- the rung's own path -----------------------------------------------------------
-    def collect(self, T: int):
-        """T steps of all N environments by the rung's generator, its own policy included
-        (random, or epsilon-greedy over the network given by set_weights/set_epsilon):
-        the arrays of WORKLOAD.md (obs, action, reward, next_obs, terminated, truncated),
-        [T, N, ...] time-major, next_obs holding the final obs where an episode ended
-        (same-step autoreset). The arrays are reused by the next call: copy what you keep.
-        The fast path for a DQN loop (examples/README.md): per call, one native call."""
-        self._check_open()
-        self._enter("collect")
-        if self._generator is None:
-            factory = self._user_factory or getattr(self.version_module, "make_generator", None)
-            if factory is None:
-                raise InvalidArgument("collect() needs a version (or a generator_factory)")
-            from core.api import DEFAULT_EPSILON, GenConfig
-            g = self._gen_args
-            cfg = GenConfig(n_envs=self.num_envs, seed=self.seed_value, policy=g["policy"],
-                            epsilon=DEFAULT_EPSILON if g["epsilon"] is None else g["epsilon"],
-                            weights=g["weights"], workers=g["workers"])
-            self._generator = factory(cfg)
-        return self._generator.generate(int(T))
-
-    def set_weights(self, weights) -> None:
-        """The Q-network collect() acts with: w1 b1 w2 b2 w3 b3 (weights_from_torch)."""
-        self._gen_args["weights"] = weights
-        if self._generator is not None:
-            self._generator.set_weights(weights)
-
-    def set_epsilon(self, epsilon: float) -> None:
-        self._gen_args["epsilon"] = float(epsilon)
-        if self._generator is not None:
-            self._generator.set_epsilon(float(epsilon))
-
     def to_sb3(self):
         """A stable-baselines3 VecEnv over this env (same-step resets, SB3's info conventions)."""
         try:
@@ -423,20 +392,6 @@ def _spec_of(env: RungVectorEnv):
     """The registered id's EnvSpec with this env's settings (None if not registered)."""
     from versions.common.registration import spec_for
     return spec_for(env)
-
-
-def weights_from_torch(net) -> dict:
-    """The six arrays (w1 b1 w2 b2 w3 b3, nn.Linear layout) of a torch module whose
-    Linear layers are, in order, 4->H, H->H, H->2 (the study's Q-network)."""
-    import torch
-    layers = [m for m in net.modules() if isinstance(m, torch.nn.Linear)]
-    if len(layers) != 3:
-        raise ValueError(f"expected 3 Linear layers (4->H->H->2), found {len(layers)}")
-    out = {}
-    for i, layer in enumerate(layers, start=1):
-        out[f"w{i}"] = layer.weight.detach().cpu().numpy().astype(np.float32)
-        out[f"b{i}"] = layer.bias.detach().cpu().numpy().astype(np.float32)
-    return out
 
 
 def make_vec(num_envs: int, seed: int = 0, version: Any = None, **kwargs) -> RungVectorEnv:
