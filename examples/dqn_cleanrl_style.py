@@ -98,8 +98,8 @@ def parse_args(argv=None) -> Args:
             p.add_argument(flag, type=kind, default=f.default)
     args = Args(**vars(p.parse_args(argv)))
     if args.quick:
-        args.total_timesteps, args.learning_starts, args.train_every = 2048, 256, 128
-        args.gradient_steps, args.eval_every, args.eval_episodes = 8, 1024, 2
+        args.total_timesteps, args.learning_starts, args.train_every = 1024, 256, 128
+        args.gradient_steps, args.eval_every, args.eval_episodes = 4, 512, 2
     return args
 
 

@@ -28,7 +28,7 @@ def test_dqn_cleanrl_style_quick(path, capsys):
     mod = load("dqn_cleanrl_style")
     assert mod.main(["--quick", "--version", runnable("v5b_simd")] + path) == 0
     out = capsys.readouterr().out
-    assert "step 2048" in out and ("solved" in out)
+    assert "step 1024" in out and ("solved" in out)
 
 
 def test_ppo_sb3_quick(capsys):
