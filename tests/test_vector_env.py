@@ -67,45 +67,8 @@ def test_reset_states_are_the_workloads():
     assert not np.array_equal(obs, moved_on)
 
 
-@pytest.mark.parametrize("version", ALL_STEPPERS)
-def test_same_trajectories_as_gymnasium_same_step(version):
-    """Both envs from the same states, stepped with the same actions, agree step by step;
-    where an episode ends, the final obs (infos) agree and Gymnasium's env is set to our
-    reset state (its own RNG would draw another one)."""
-    ours, ref = RungVectorEnv(N, seed=3, version=stepper_rung(version)), reference(N)
-    obs, _ = ours.reset(seed=3)
-    ref.reset(seed=3)
-    subs = [e.unwrapped for e in ref.envs]
-    for i, e in enumerate(subs):
-        e.state = ours.state[:, i].copy()
-    actions_rng = np.random.default_rng(0)
-    ends = 0
-    for t in range(300):
-        a = actions_rng.integers(0, 2, N)
-        o1, r1, te1, tr1, i1 = ours.step(a)
-        o2, r2, te2, tr2, i2 = ref.step(a)
-        np.testing.assert_array_equal(te1, te2)
-        np.testing.assert_array_equal(tr1, tr2)
-        np.testing.assert_array_equal(r1, r2)
-        assert r1.dtype == r2.dtype
-        done = te1 | tr1
-        assert set(i1) == set(i2)
-        if done.any():
-            ends += int(done.sum())
-            np.testing.assert_array_equal(i1["_final_obs"], i2["_final_obs"])
-            np.testing.assert_array_equal(i1["_final_info"], i2["_final_info"])
-            for i in np.flatnonzero(done):
-                np.testing.assert_allclose(i1["final_obs"][i], i2["final_obs"][i], atol=1e-6)
-                assert i1["final_obs"][i].dtype == np.float32
-                subs[i].state = ours.state[:, i].copy()       # the same fresh start
-                ref._env_obs[i] = o1[i]
-                o2[i] = o1[i]
-            assert all(i1["final_obs"][i] is None for i in np.flatnonzero(~done))
-        np.testing.assert_allclose(o1, o2, atol=1e-6)
-        assert ours.observation_space.contains(o1)
-    assert ends > 10                       # episodes did end and reset
-    ours.close()
-    ref.close()
+# Step-by-step agreement with Gymnasium's SyncVectorEnv in all three autoreset modes:
+# tests/test_clients_modes.py.
 
 
 @pytest.mark.parametrize("version", ALL_STEPPERS)
@@ -120,6 +83,7 @@ def test_truncation_at_500_steps(version):
             assert not tr.any() and not info
     assert tr.all() and not te.any()
     assert info["_final_obs"].all()
+    np.testing.assert_array_equal(info["episode"]["l"], [500, 500])
     assert (env.elapsed == 0).all() and (env.episode == 1).all()
 
 
@@ -136,18 +100,26 @@ def test_numpy_step_matches_the_scalar_reference():
 
 @pytest.mark.parametrize("version", ALL_STEPPERS)
 def test_bad_actions_and_missing_reset_are_refused(version):
+    """One-line errors of the types Gymnasium raises (ValueError and AssertionError both
+    catch a bad action; ResetNeeded / RuntimeError a step before reset)."""
     env = RungVectorEnv(3, version=stepper_rung(version))
     with pytest.raises(RuntimeError):
         env.step(np.zeros(3, np.int64))
+    with pytest.raises(gym.error.ResetNeeded):
+        env.step(np.zeros(3, np.int64))
     env.reset(seed=1)
     before = env.state.copy()
-    with pytest.raises(ValueError):
-        env.step(np.array([0, 2, 1]))
-    with pytest.raises(ValueError):
-        env.step(np.array([0, -1, 1]))
-    with pytest.raises(ValueError):
-        env.step(np.zeros(4, np.int64))
+    bad = [np.array([0, 2, 1]), np.array([0, -1, 1]), np.zeros(4, np.int64),
+           np.zeros((3, 1), np.int64), np.array([0.0, 1.0, 1.0]), np.array([True, False, True]),
+           [0, 1], "left", None, np.zeros(3, np.uint8) + 7]
+    for a in bad:
+        for kind in (ValueError, AssertionError):
+            with pytest.raises(kind) as e:
+                env.step(a)
+            assert "\n" not in str(e.value) and "actions must" in str(e.value)
     np.testing.assert_array_equal(env.state, before)      # a refused step changes nothing
+    env.step([0, 1, 1])                                    # a list of ints is fine
+    env.step(np.array([1, 0, 1], np.int32))
 
 
 def test_a_rung_stepper_is_used_when_the_version_offers_one():

@@ -1,331 +1,365 @@
-"""A drop-in Gymnasium VectorEnv for the study's CartPole-v1, over any rung.
+"""RungVectorEnv: the study's CartPole-v1 behind Gymnasium 1.3's VectorEnv API, over any rung.
 
-Why two paths. A rung's generate(T) picks its own actions (random or epsilon-greedy over
-the Q-network it was given), so it cannot take actions from a user's loop. A training
-loop that owns its policy needs step(actions). This adapter offers both, honestly:
+Two paths, for two kinds of loop:
 
-  step(actions)   Gymnasium's VectorEnv API. The N CartPole states are stepped together
-                  in float64, in Gymnasium's order of operations (versions.common.cartpole),
-                  by a *stepper*: the named rung's own, if its version module defines
-                  `make_stepper(n_envs)` (see below), else the NumPy rung's vectorised step
-                  (versions.v1b_numpy.rollout.step: one array operation per line of the
-                  reference for all N environments; `numpy_step` here if v1b is absent).
-                  v4_cpp and v5b_simd define one (native/ C++, GIL released): one call
-                  does the dynamics (cartpole::step in v4; v5b's AVX-512 dynamics and exact
-                  vector sin/cos, 8 envs per instruction), the episode counters, the
-                  500-step truncation, the same-step resets and the float32 observations
-                  and final observations, bit-identical to the NumPy path
-                  (tests/test_vector_env.py). Every other rung uses the NumPy stepper. Quick measurement (busy 2-core machine, a few seconds,
-                  N=4096, random actions so ~155 episodes end per step, whole step() incl.
-                  the Python around it): NumPy stepper ~16 M transitions/s, v4_cpp ~29 M/s,
-                  v5b_simd ~51 M/s; v5b's native call alone ~30 us (~140 M/s); the rest is
-                  Python, mostly building infos["final_obs"] (an object array of
-                  per-env rows, as Gymnasium's API asks). v5b takes RungVectorEnv's
-                  `stepper_workers` as OpenMP threads for N >= 4096 (2 threads were ~2x
-                  slower there, the other core being busy: default 1).
-                  Resets use the counter-based RNG of WORKLOAD.md, so the initial states
-                  equal every rung's for the same seed.
-  collect(T)      the rung's own generate(T): environments *and* the actor's policy in the
-                  rung's code (the whole speed-up of the ladder). A DQN loop hands over its
-                  network with set_weights() and epsilon with set_epsilon(), and gets the
-                  N*T transitions of WORKLOAD.md. The generator has its own environments.
+  step(actions)   Gymnasium's VectorEnv API, for a loop that picks its own actions (PPO,
+                  a CleanRL-style DQN, ...). The N states are stepped together in float64
+                  in Gymnasium's order of operations by a *stepper*: the rung's own where
+                  its Rung declares make_stepper (v4_cpp, v5b_simd: one native call does
+                  dynamics, counters, truncation, resets and float32 observations), else
+                  the NumPy rung's vectorised step. Bit-identical across steppers
+                  (tests/test_vector_env.py). Python adds the outputs' allocation and, only
+                  on steps where episodes end, the infos, built with array operations.
+  collect(T)      the rung's own generate(T): environments *and* the actor's policy
+                  (random, or epsilon-greedy over the Q-network handed over with
+                  set_weights / set_epsilon) in the rung's code, T steps per call. This is
+                  the fast path for a DQN loop: no Python per step at all (collect_path.py,
+                  examples/README.md).
 
-An instance is used in one mode: after the first collect(), step() is refused and the
-reverse, since the two paths hold different environment states.
+One instance serves one path: after the first collect(), step() is refused and the reverse.
 
-Conventions are Gymnasium 1.3.0's same-step autoreset (metadata["autoreset_mode"] is
-AutoresetMode.SAME_STEP): when a step ends an episode, the returned observation is the
-new episode's first one, infos["final_obs"] (an object array, None elsewhere) holds the
-final observation, infos["_final_obs"] masks it, and infos["final_info"] /
-infos["_final_info"] follow as in SyncVectorEnv. Rewards are float64 ones like
-SyncVectorEnv's; observations float32.
+Gymnasium's conventions (matched to SyncVectorEnv(CartPole-v1) in tests/test_clients_modes.py):
+  autoreset_mode  SAME_STEP (this class's default, WORKLOAD.md's): the step that ends an
+                  episode returns the new episode's first obs; infos["final_obs"] (object
+                  array, None elsewhere) / "_final_obs", "final_info" {} / "_final_info".
+                  NEXT_STEP (Gymnasium's default, and gym.make_vec("ladder/CartPole-v1")'s):
+                  the ending step returns the final obs; the next step of that env ignores
+                  its action and returns the reset obs with reward 0, terminated and
+                  truncated False. DISABLED: the ending step returns the final obs; the user
+                  resets with reset(options={"reset_mask": mask}); stepping an ended env first
+                  is refused. metadata["autoreset_mode"] says which.
+  statistics      infos["episode"] = {"r", "l", "t"} with "_episode", as Gymnasium's vector
+                  RecordEpisodeStatistics writes them, when episodes end
+                  (episode_statistics=False: none; vector_infos.py for the details).
+  seeding         reset(seed=s) restarts every env's episode counter under s, so initial
+                  states are WORKLOAD.md's (any rung's, for seed s); it also seeds the
+                  action and observation spaces and np_random (np_random_seed == s). Without
+                  a seed each env moves on to its next episode. The constructor's seed
+                  applies until then (default 0: deterministic from the start).
+  rendering       render_mode="rgb_array": render() returns frames (Gymnasium's CartPole
+                  renderer) of the envs in render_envs (default env 0); render_env(i) any one.
 
-Use, in place of gym.make_vec("CartPole-v1", N, vector_kwargs={"autoreset_mode":
-AutoresetMode.SAME_STEP}):
+to_sb3() gives a stable-baselines3 VecEnv over the same env (sb3_vec_env.py). The
+registered id "ladder/CartPole-v1" (registration.py) makes it with gym.make_vec. Pickling
+keeps the environments' state and rebuilds the stepper from the version's name.
 
-    envs = RungVectorEnv(4096, seed=0, version="v5b_simd")   # native stepper; None: NumPy
-    obs, _ = envs.reset(seed=0)
-    obs, rewards, terminated, truncated, infos = envs.step(actions)   # user's actions
-
-and, to let the fastest rung run the actor loop itself (a DQN's data collection):
-
-    actor = RungVectorEnv(4096, seed=0, version="v5b_simd", workers=2)
-    actor.set_weights(weights_from_torch(q_net))    # the network being trained
-    actor.set_epsilon(eps)
-    batch = actor.collect(32)                       # obs, action, reward, next_obs, ...
-
-The stepper protocol a rung may add to its version.py:
-
-    def make_stepper(n_envs[, workers=1]):
-        # returns step(state, actions) -> terminated: state float64[4, N] (structure of
-        # arrays: x, x_dot, theta, theta_dot) updated in place,
-        # actions int64[N] of 0/1, terminated bool[N]; Gymnasium's order of operations.
-        # Optionally the returned object also has the whole step (NativeStepper here):
-        #   step_autoreset(state, episode, elapsed, k_reset, actions, max_steps,
-        #                  obs, terminated, truncated, final_obs) -> episodes ended
-        # with episode, elapsed int64[N] and state updated in place, k_reset uint64[N]
-        # (the RESET keys), obs / final_obs float32[N, 4] and terminated / truncated
-        # bool[N] written (final_obs only in the rows of ended episodes); it must raise
-        # ValueError, changing nothing, for an action other than 0 or 1. RungVectorEnv
-        # then only allocates the outputs and, when episodes ended, builds the infos.
-        # A `workers` parameter, if make_stepper has one, gets RungVectorEnv's
-        # stepper_workers (default 1; `workers` is the generator's, for collect()).
+The stepper protocol a rung declares (core.rung.Rung.make_stepper):
+    make_stepper(n_envs[, workers=1]) -> step(state, actions) -> terminated
+        state float64[4, N] (x, x_dot, theta, theta_dot) updated in place, actions int64[N],
+        terminated bool[N]; optionally also the whole step (native.stepper.NativeStepper):
+        step_autoreset(state, episode, elapsed, k_reset, actions, max_steps, obs, terminated,
+                       truncated, final_obs) -> episodes ended
+        (same-step resets; final_obs written only in ended rows; ValueError, changing
+        nothing, for an action other than 0 or 1). `workers` gets stepper_workers.
 """
 from __future__ import annotations
 
-import functools
 import inspect
-from typing import Any, Callable, Optional
+import time
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
+from gymnasium import logger, spaces
+from gymnasium.utils import seeding
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
 
-from versions.common import cartpole as cp
-from core import rng
 from native.stepper import NativeStepper  # noqa: F401  (re-exported for rungs' steppers)
+from versions.common import cartpole as cp
+from versions.common.collect_path import CollectPath, weights_from_torch  # noqa: F401
+from versions.common import stepping as S
+from versions.common.gym_errors import EnvClosed, InvalidArgument, NeedsReset
+from versions.common.rendering import RENDER_FPS, RENDER_MODES, CartPoleRenderer, check_render_mode
+from versions.common.stepping import HIGH, default_stepper, numpy_step  # noqa: F401
+from versions.common.vector_infos import add_episode_stats, same_step_infos, wrapped_by_stats_recorder
 
-try:
-    import gymnasium as gym
-    from gymnasium import spaces
-    from gymnasium.vector import AutoresetMode, VectorEnv
-    from gymnasium.vector.utils import batch_space
-except ImportError as e:  # pragma: no cover - gymnasium is a core requirement
-    raise ImportError(f"versions.common.vector_env needs gymnasium: {e}")
-
-HIGH = np.array([cp.X_THRESHOLD * 2, np.inf, cp.THETA_THRESHOLD * 2, np.inf], np.float32)
-
-Stepper = Callable[[np.ndarray, np.ndarray], np.ndarray]
+SAME, NEXT, DISABLED = AutoresetMode.SAME_STEP, AutoresetMode.NEXT_STEP, AutoresetMode.DISABLED
 
 
-def numpy_step(state: np.ndarray, actions: np.ndarray) -> np.ndarray:
-    """Step float64 states [4, N] in place with actions [N]; return terminated [N]."""
-    x, x_dot, theta, theta_dot = state
-    force = np.where(actions == 1, cp.FORCE_MAG, -cp.FORCE_MAG)
-    costheta = np.cos(theta)
-    sintheta = np.sin(theta)
-    temp = (force + cp.POLEMASS_LENGTH * (theta_dot * theta_dot) * sintheta) / cp.TOTAL_MASS
-    thetaacc = (cp.GRAVITY * sintheta - costheta * temp) / (
-        cp.LENGTH * (4.0 / 3.0 - cp.MASSPOLE * (costheta * costheta) / cp.TOTAL_MASS))
-    xacc = temp - cp.POLEMASS_LENGTH * thetaacc * costheta / cp.TOTAL_MASS
-    new_x = x + cp.TAU * x_dot
-    new_theta = theta + cp.TAU * theta_dot
-    state[1] = x_dot + cp.TAU * xacc
-    state[3] = theta_dot + cp.TAU * thetaacc
-    state[0] = new_x
-    state[2] = new_theta
-    return ((new_x < -cp.X_THRESHOLD) | (new_x > cp.X_THRESHOLD)
-            | (new_theta < -cp.THETA_THRESHOLD) | (new_theta > cp.THETA_THRESHOLD))
+def parse_autoreset_mode(mode) -> AutoresetMode:
+    """An AutoresetMode from itself, its value ("NextStep") or its name ("NEXT_STEP")."""
+    if isinstance(mode, AutoresetMode):
+        return mode
+    for m in AutoresetMode:
+        if isinstance(mode, str) and mode in (m.value, m.name, m.name.lower()):
+            return m
+    raise InvalidArgument(f"autoreset_mode must be one of {', '.join(m.name for m in AutoresetMode)} "
+                          f"(gymnasium.vector.AutoresetMode), got {mode!r}")
 
 
-def default_stepper():
-    """(stepper, where it comes from): v1b_numpy's vectorised step if that rung is here."""
-    try:
-        from versions.v1b_numpy.rollout import step as v1b_step
-    except ImportError:
-        return numpy_step, "versions.common.vector_env.numpy_step"
-
-    def stepper(state, actions):
-        *new, terminated = v1b_step(state[0], state[1], state[2], state[3], actions)
-        state[:] = new
-        return terminated
-    return stepper, "versions.v1b_numpy.rollout.step"
+def _resolve_version(version):
+    """(rung or stand-in, its name or None) for a version name, a Rung, a module or None."""
+    if version is None:
+        return None, None
+    if isinstance(version, str):
+        from core.discover import runnable_rung
+        rung = runnable_rung(version)           # StudyError, one line, if unknown/unavailable
+        return rung, rung.name
+    name = getattr(version, "name", None)
+    return version, name if isinstance(name, str) and name else None
 
 
-def _reset_keys(seed: int, n: int) -> np.ndarray:
-    """RESET-stream keys of envs 0..n-1 as uint64 (vectorised by v1b_numpy if present)."""
-    try:
-        from versions.v1b_numpy.rollout import keys
-        return keys(seed, rng.RESET, n)
-    except ImportError:
-        return np.array([rng.key(seed, rng.RESET, i) for i in range(n)], dtype=np.uint64)
+class RungVectorEnv(CollectPath, VectorEnv):
+    """N CartPole-v1 environments behind Gymnasium's VectorEnv API (see the module docstring).
 
-
-def _reset_states(k_reset: np.ndarray, episode: np.ndarray) -> np.ndarray:
-    """Initial states [4, len(k_reset)] of the given episodes (WORKLOAD.md)."""
-    try:
-        from versions.v1b_numpy.rollout import reset_states
-        return reset_states(k_reset, episode)
-    except ImportError:
-        return np.array([rng.reset_state(int(k), int(e)) for k, e in zip(k_reset, episode)],
-                        dtype=np.float64).reshape(-1, 4).T
-
-
-def _version_module(version):
-    """The Rung (core.rung) for a name like "v1_python" (or a Rung or stand-in given directly)."""
-    if version is None or not isinstance(version, str):
-        return version
-    from core.discover import runnable_rung
-    return runnable_rung(version)
-
-
-class RungVectorEnv(VectorEnv):
-    """N CartPole-v1 environments behind Gymnasium's VectorEnv API (same-step autoreset).
-
-    version: a version name ("v5b_simd"), a version module, or None. It provides the stepper
-             if it defines make_stepper(n_envs), and collect(T) through make_generator.
-    workers: the generator's workers (collect); stepper_workers: the stepper's threads, for
-             a make_stepper that takes `workers` (v5b_simd).
-    generator_factory: instead of a version, a callable cfg -> Generator for collect(T).
+    version: a version name ("v5b_simd"), a Rung, a stand-in module, or None (NumPy stepper).
+    workers: the generator's workers (collect); stepper_workers: the stepper's threads.
+    generator_factory: instead of the version's make_generator, cfg -> Generator (collect).
     """
 
-    metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.SAME_STEP}
+    metadata = {"render_modes": RENDER_MODES, "render_fps": RENDER_FPS, "autoreset_mode": SAME}
 
     def __init__(self, num_envs: int, seed: int = 0, version: Any = None,
                  generator_factory: Optional[Callable] = None, policy: str = "egreedy",
                  weights=None, epsilon: Optional[float] = None, workers: int = 1,
-                 max_episode_steps: int = cp.MAX_EPISODE_STEPS, stepper_workers: int = 1):
-        if num_envs < 1:
-            raise ValueError(f"num_envs must be positive, got {num_envs}")
-        self.num_envs = int(num_envs)
-        self.seed_value = int(seed)
+                 max_episode_steps: int = cp.MAX_EPISODE_STEPS, stepper_workers: int = 1, *,
+                 autoreset_mode=SAME, episode_statistics: bool = True,
+                 render_mode: Optional[str] = None, render_envs: Sequence[int] = (0,)):
+        for name, v in (("num_envs", num_envs), ("max_episode_steps", max_episode_steps),
+                        ("stepper_workers", stepper_workers)):
+            if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 1:
+                raise InvalidArgument(f"{name} must be a positive int, got {v!r}")
+        self.num_envs = n = int(num_envs)
         self.max_episode_steps = int(max_episode_steps)
+        self.autoreset_mode = parse_autoreset_mode(autoreset_mode)
+        self.episode_statistics = bool(episode_statistics)
+        self.render_mode = check_render_mode(render_mode)
+        self.render_envs = tuple(int(i) for i in np.atleast_1d(render_envs))
+        if any(not 0 <= i < n for i in self.render_envs):
+            raise InvalidArgument(f"render_envs must be env indices in [0, {n}), got {render_envs!r}")
+        self.metadata = dict(self.metadata, autoreset_mode=self.autoreset_mode)
         self.single_observation_space = spaces.Box(-HIGH, HIGH, dtype=np.float32)
         self.single_action_space = spaces.Discrete(2)
-        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
-        self.action_space = batch_space(self.single_action_space, self.num_envs)
-        self.render_mode = None
-        self.metadata = dict(self.metadata)
+        self.observation_space = batch_space(self.single_observation_space, n)
+        self.action_space = batch_space(self.single_action_space, n)
 
-        self.version_module = _version_module(version)
-        maker = getattr(self.version_module, "make_stepper", None)
-        if maker is not None:
-            try:
-                takes_workers = "workers" in inspect.signature(maker).parameters
-            except (TypeError, ValueError):
-                takes_workers = False
-            self._stepper: Stepper = (maker(self.num_envs, workers=int(stepper_workers))
-                                      if takes_workers else maker(self.num_envs))
-            self.stepper_source = (getattr(self.version_module, "name", None)
-                                   or getattr(self.version_module, "__name__", str(version)))
-        else:
-            self._stepper, self.stepper_source = default_stepper()
-        # a whole-step stepper (see the module docstring) does resets and obs natively too
-        self._full = getattr(self._stepper, "step_autoreset", None)
-        self._factory = generator_factory
-        if self._factory is None and self.version_module is not None:
-            self._factory = getattr(self.version_module, "make_generator", None)
+        self.version_module, self.version_name = _resolve_version(version)
+        self.stepper_workers = int(stepper_workers)
+        self._make_stepper()
+        self._user_factory = generator_factory
         self._gen_args = dict(policy=policy, weights=weights, epsilon=epsilon, workers=workers)
         self._generator = None
-        self._mode = None                      # "step" or "collect", fixed by first use
+        self._mode = None                       # "step" or "collect", fixed by first use
+        self._renderer = CartPoleRenderer()
 
-        self._k_reset = _reset_keys(self.seed_value, self.num_envs)
-        self.state = np.zeros((4, self.num_envs), np.float64)     # x, x_dot, theta, theta_dot
-        self.episode = np.full(self.num_envs, -1, np.int64)
-        self.elapsed = np.zeros(self.num_envs, np.int64)
+        self.state = np.zeros((4, n), np.float64)         # x, x_dot, theta, theta_dot
+        self.episode = np.full(n, -1, np.int64)
+        self.elapsed = np.zeros(n, np.int64)
+        self._pending = np.zeros(n, np.bool_)   # ended, reset not yet returned (NEXT/DISABLED)
+        self._n_pending = 0
+        self._pending_obs = np.zeros((n, 4), np.float32)  # their final obs
+        self._final_buf = np.zeros((n, 4), np.float32)    # the native stepper's final_obs
+        self._t_start = np.zeros(n, np.float64)
         self._needs_reset = True
+        self._apply_seed(int(seed))
+        self.spec = _spec_of(self)
 
     # --- Gymnasium VectorEnv API ------------------------------------------------------
-    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
-        """Start a new episode in every environment.
-
-        With an int seed, the episode counters start again at 0 under that seed, so the
-        initial states are WORKLOAD.md's (equal to any rung's for that seed); without one,
-        every environment moves on to its next episode.
-        """
+    def reset(self, *, seed=None, options: Optional[dict] = None):
+        """Start new episodes: in every env, or (options={"reset_mask": mask}) in those
+        selected. seed: an int (WORKLOAD.md's streams under it), a list of per-env seeds,
+        or None (each env moves on to its next episode)."""
+        self._check_open()
         self._enter("step")
-        if seed is not None:
-            if not isinstance(seed, (int, np.integer)):
-                raise TypeError("RungVectorEnv.reset takes one int seed for all environments "
-                                "(per-environment streams come from the counter-based RNG)")
-            self.seed_value = int(seed)
-            self._k_reset = _reset_keys(self.seed_value, self.num_envs)
-            self.episode[:] = -1
-        self._new_episodes(np.arange(self.num_envs))
+        n = self.num_envs
+        mask = None
+        if options:
+            unknown = sorted(set(options) - {"reset_mask"})
+            if unknown:
+                raise InvalidArgument(f"reset options {unknown} are not supported (only "
+                                      "'reset_mask'; initial states come from WORKLOAD.md's RNG)")
+            if "reset_mask" in options:
+                mask = S.check_reset_mask(options["reset_mask"], n)
+                if self._needs_reset:
+                    raise NeedsReset("the first reset() must reset every environment "
+                                     "(no reset_mask)")
+        parsed = S.parse_seed(seed, n)
+        sel = np.arange(n) if mask is None else np.flatnonzero(mask)
+        if parsed is not None:
+            kind, value = parsed
+            if kind == "int":
+                keys, reseed = S.reset_keys(value, n), sel
+                self._apply_seed(value, keys_too=False)
+            else:
+                keys = S.keys_for_seed_list(value, self._k_reset)
+                reseed = sel[np.array([value[i] is not None for i in sel], dtype=np.bool_)]
+                self._np_random, self._np_random_seed = seeding.np_random()[0], -1
+            self._k_reset[reseed] = keys[reseed]
+            self.episode[reseed] = -1
+            self._pending[reseed] = False
+        # an env whose episode ended (pending) already holds its next episode's start
+        self._new_episodes(sel[~self._pending[sel]])
+        self._pending[sel] = False
+        self._n_pending = int(np.count_nonzero(self._pending))
+        self._t_start[sel] = time.perf_counter()
         self._needs_reset = False
-        return self._obs(), {}
+        obs = self._obs()
+        if self._n_pending:
+            obs[self._pending] = self._pending_obs[self._pending]
+        return obs, {}
 
     def step(self, actions):
-        self._enter("step")
-        if self._needs_reset:
-            raise RuntimeError("call reset() before step()")
-        a = np.asarray(actions)
-        if a.shape != (self.num_envs,) or a.dtype.kind not in "iub":
-            raise ValueError(f"actions must be {self.num_envs} values of 0 or 1, got {actions!r}")
-        if self._full is not None:
-            return self._step_full(a)
-        if a.size and (a.min() < 0 or a.max() > 1):
-            raise ValueError(f"actions must be {self.num_envs} values of 0 or 1, got {actions!r}")
-        terminated = np.asarray(self._stepper(self.state, a.astype(np.int64)), dtype=np.bool_)
-        self.elapsed += 1
-        truncated = self.elapsed >= self.max_episode_steps
-        obs = self._obs()
+        """One step of every env with the user's actions (MultiDiscrete([2]*N))."""
+        self._check_ready()
+        a = S.check_actions(actions, self.num_envs)
+        mode = self.autoreset_mode
+        pidx = start = None
+        if self._n_pending:
+            if mode is DISABLED:
+                ended = np.flatnonzero(self._pending)
+                raise NeedsReset(f"environments {ended[:5].tolist()}{'...' if len(ended) > 5 else ''} "
+                                 "ended their episode: reset them with reset(options={'reset_mask': "
+                                 "mask}) before stepping (autoreset_mode DISABLED)")
+            if mode is NEXT:
+                # their next episode's start is in place already (the stepper resets at once):
+                # they are stepped with the rest and put back, as if they had not stepped
+                pidx = self._pending.nonzero()[0]
+                start = self.state[:, pidx]
+        obs, term, trunc, idx, rows, lengths = self._advance(a)
         rewards = np.ones(self.num_envs, np.float64)
+        if pidx is not None:                    # NEXT_STEP: these envs reset instead of stepping
+            if idx is not None:
+                undo = self._pending[idx]       # ended in the step they did not take
+                if undo.any():
+                    self.episode[idx[undo]] -= 1
+                    keep = ~undo
+                    idx, rows, lengths = idx[keep], rows[keep], lengths[keep]
+                    if not len(idx):
+                        idx = None
+            self.state[:, pidx] = start
+            self.elapsed[pidx] = 0
+            obs[pidx] = start.T
+            rewards[pidx] = 0.0
+            term[pidx] = False
+            trunc[pidx] = False
+            self._pending[pidx] = False
+            self._n_pending = 0
         infos: dict = {}
-        done = terminated | truncated
-        if done.any():
-            idx = np.flatnonzero(done)
-            rows = obs[idx]                         # a copy: obs[idx] is rewritten below
-            self._new_episodes(idx)
-            obs[idx] = self.state[:, idx].T
-            infos = self._final_infos(done, idx, rows)
-        return obs, rewards, terminated, truncated, infos
+        if idx is not None:
+            done = term | trunc
+            if mode is SAME:
+                infos = same_step_infos(self.num_envs, done, idx, rows)
+            else:
+                obs[idx] = rows
+                self._pending[idx] = True
+                self._pending_obs[idx] = rows
+                self._n_pending = len(idx)
+            if self.episode_statistics and not wrapped_by_stats_recorder(self):
+                add_episode_stats(infos, self.num_envs, done, idx, lengths, self._t_start,
+                                  time.perf_counter())
+        return obs, rewards, term, trunc, infos
 
-    def _step_full(self, a: np.ndarray):
-        """step() by a rung's whole-step stepper (dynamics, counters, resets, obs in C++)."""
-        n = self.num_envs
-        obs = np.empty((n, 4), np.float32)
-        terminated = np.empty(n, np.bool_)
-        truncated = np.empty(n, np.bool_)
-        final = np.empty((n, 4), np.float32)
-        try:
-            ended = self._full(self.state, self.episode, self.elapsed, self._k_reset,
-                               a if a.dtype == np.int64 else a.astype(np.int64),
-                               self.max_episode_steps, obs, terminated, truncated, final)
-        except ValueError as e:
-            raise ValueError(f"actions must be {n} values of 0 or 1, got {a!r} ({e})") from None
-        infos: dict = {}
-        if ended:
-            done = terminated | truncated
-            idx = np.flatnonzero(done)
-            infos = self._final_infos(done, idx, final[idx])
-        return obs, np.ones(n, np.float64), terminated, truncated, infos
+    def render(self):
+        """Frames (uint8 [400, 600, 3], Gymnasium's CartPole renderer) of the envs in render_envs."""
+        if self.render_mode is None:
+            logger.warn("render() without a render_mode: make the env with render_mode='rgb_array'")
+            return None
+        return tuple(self.render_env(i) for i in self.render_envs)
 
-    def _final_infos(self, done: np.ndarray, idx: np.ndarray, rows: np.ndarray) -> dict:
-        final = np.full(self.num_envs, None, dtype=object)
-        for i, row in zip(idx.tolist(), list(rows)):     # rows: views of one copy
-            final[i] = row
-        return {"final_obs": final, "_final_obs": done.copy(),
-                "final_info": {}, "_final_info": done.copy()}
+    def render_env(self, i: int):
+        """The frame of environment i (its final state while its reset is pending)."""
+        self._check_open()
+        if self._needs_reset:
+            raise NeedsReset("call reset() before rendering")
+        s = self._pending_obs[i] if self._pending[i] else self.state[:, i]
+        return self._renderer.frame(s)
 
     def close_extras(self, **kwargs):
         if self._generator is not None:
             self._generator.close()
             self._generator = None
+        self._renderer.close()
 
-    # --- the rung's own path -----------------------------------------------------------
-    def collect(self, T: int):
-        """T steps of all N environments by the rung's generator (its own policy): the
-        arrays of WORKLOAD.md, [T, N, ...] time-major. Valid until the next call."""
-        self._enter("collect")
-        if self._generator is None:
-            if self._factory is None:
-                raise RuntimeError("collect() needs a version or a generator_factory")
-            from core.api import DEFAULT_EPSILON, GenConfig
-            g = self._gen_args
-            cfg = GenConfig(n_envs=self.num_envs, seed=self.seed_value, policy=g["policy"],
-                            epsilon=DEFAULT_EPSILON if g["epsilon"] is None else g["epsilon"],
-                            weights=g["weights"], workers=g["workers"])
-            self._generator = self._factory(cfg)
-        return self._generator.generate(int(T))
+    def to_sb3(self):
+        """A stable-baselines3 VecEnv over this env (same-step resets, SB3's info conventions)."""
+        try:
+            from versions.common.sb3_vec_env import RungSB3VecEnv
+        except ImportError as e:
+            raise ImportError(f"to_sb3() needs stable-baselines3 (pip install -r "
+                              f"requirements-peers.txt): {e}") from None
+        return RungSB3VecEnv(self)
 
-    def set_weights(self, weights) -> None:
-        self._gen_args["weights"] = weights
-        if self._generator is not None:
-            self._generator.set_weights(weights)
-
-    def set_epsilon(self, epsilon: float) -> None:
-        self._gen_args["epsilon"] = float(epsilon)
-        if self._generator is not None:
-            self._generator.set_epsilon(float(epsilon))
+    # --- seeding ------------------------------------------------------------------------
+    def _apply_seed(self, seed: int, keys_too: bool = True) -> None:
+        self.seed_value = seed
+        if keys_too:
+            self._k_reset = S.reset_keys(seed, self.num_envs)
+        self._np_random, self._np_random_seed = seeding.np_random(seed)
+        for space in (self.action_space, self.single_action_space,
+                      self.observation_space, self.single_observation_space):
+            space.seed(seed)
 
     # --- internals ---------------------------------------------------------------------
+    def _make_stepper(self) -> None:
+        maker = getattr(self.version_module, "make_stepper", None)
+        if maker is None:
+            self._stepper, self.stepper_source = default_stepper()
+        else:
+            try:
+                takes_workers = "workers" in inspect.signature(maker).parameters
+            except (TypeError, ValueError):
+                takes_workers = False
+            self._stepper = (maker(self.num_envs, workers=self.stepper_workers)
+                             if takes_workers else maker(self.num_envs))
+            self.stepper_source = (self.version_name
+                                   or getattr(self.version_module, "__name__", str(self.version_module)))
+        # a whole-step stepper does resets and observations natively too
+        self._full = getattr(self._stepper, "step_autoreset", None)
+
+    def _advance(self, a: np.ndarray):
+        """One same-step step of every env: (obs, terminated, truncated, idx, rows, lengths),
+        idx the envs whose episode ended (None if none), rows their final obs, lengths the
+        ended episodes' lengths. Resets are done; obs holds the new episodes' first obs."""
+        n = self.num_envs
+        if self._full is not None:
+            obs = np.empty((n, 4), np.float32)
+            term = np.empty(n, np.bool_)
+            trunc = np.empty(n, np.bool_)
+            before = self.elapsed.copy()
+            try:
+                ended = self._full(self.state, self.episode, self.elapsed, self._k_reset,
+                                   np.ascontiguousarray(a, np.int64), self.max_episode_steps,
+                                   obs, term, trunc, self._final_buf)
+            except ValueError as e:
+                S.raise_bad_range(a, f" ({e})")
+                raise
+            if not ended:
+                return obs, term, trunc, None, None, None
+            idx = (term | trunc).nonzero()[0]
+            return obs, term, trunc, idx, self._final_buf[idx], before[idx] + 1
+        S.check_action_range(a)
+        term = np.asarray(self._stepper(self.state, a.astype(np.int64, copy=False)), dtype=np.bool_)
+        self.elapsed += 1
+        trunc = self.elapsed >= self.max_episode_steps
+        obs = self._obs()
+        done = term | trunc
+        if not done.any():
+            return obs, term, trunc, None, None, None
+        idx = done.nonzero()[0]
+        rows, lengths = obs[idx], self.elapsed[idx]
+        self._new_episodes(idx)
+        obs[idx] = self.state[:, idx].T
+        return obs, term, trunc, idx, rows, lengths
+
     def _new_episodes(self, idx: np.ndarray) -> None:
         """Start the next episode of the environments `idx` (WORKLOAD.md's reset states)."""
-        self.episode[idx] += 1
-        self.elapsed[idx] = 0
-        self.state[:, idx] = _reset_states(self._k_reset[idx], self.episode[idx])
+        if len(idx):
+            self.episode[idx] += 1
+            self.elapsed[idx] = 0
+            self.state[:, idx] = S.reset_states(self._k_reset[idx], self.episode[idx])
 
     def _obs(self) -> np.ndarray:
         return np.ascontiguousarray(self.state.T, dtype=np.float32)
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise EnvClosed("this RungVectorEnv is closed; make a new one")
+
+    def _check_ready(self) -> None:
+        self._check_open()
+        self._enter("step")
+        if self._needs_reset:
+            raise NeedsReset("call reset() before step()")
 
     def _enter(self, mode: str) -> None:
         if self._mode is None:
@@ -334,19 +368,30 @@ class RungVectorEnv(VectorEnv):
             raise RuntimeError(f"this RungVectorEnv is used through {self._mode}(); "
                                f"make another instance for {mode}()")
 
+    # --- pickling: the state travels, the stepper is rebuilt from the version's name ------
+    def __getstate__(self):
+        if self._generator is not None:
+            raise TypeError("a RungVectorEnv that has run collect() holds the rung's generator "
+                            "(native or process state) and cannot be pickled")
+        if self.version_module is not None and self.version_name is None:
+            raise TypeError("this RungVectorEnv was made from a version object, not a name: "
+                            "pass version='vK_name' to make it picklable")
+        d = dict(self.__dict__)
+        for k in ("version_module", "_stepper", "_full", "_renderer"):
+            d.pop(k, None)
+        return d
 
-def weights_from_torch(net) -> dict:
-    """The six arrays (w1 b1 w2 b2 w3 b3, nn.Linear layout) of a torch module whose
-    Linear layers are, in order, 4->H, H->H, H->2 (the study's Q-network)."""
-    import torch
-    layers = [m for m in net.modules() if isinstance(m, torch.nn.Linear)]
-    if len(layers) != 3:
-        raise ValueError(f"expected 3 Linear layers (4->H->H->2), found {len(layers)}")
-    out = {}
-    for i, layer in enumerate(layers, start=1):
-        out[f"w{i}"] = layer.weight.detach().cpu().numpy().astype(np.float32)
-        out[f"b{i}"] = layer.bias.detach().cpu().numpy().astype(np.float32)
-    return out
+    def __setstate__(self, d):
+        self.__dict__.update(d)
+        self.version_module, _ = _resolve_version(self.version_name)
+        self._make_stepper()
+        self._renderer = CartPoleRenderer()
+
+
+def _spec_of(env: RungVectorEnv):
+    """The registered id's EnvSpec with this env's settings (None if not registered)."""
+    from versions.common.registration import spec_for
+    return spec_for(env)
 
 
 def make_vec(num_envs: int, seed: int = 0, version: Any = None, **kwargs) -> RungVectorEnv:
