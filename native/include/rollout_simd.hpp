@@ -173,10 +173,11 @@ struct SimdRollout {
     }
 
     // Environments [lo, hi) of thread k out of nt: v5's blocks (edges on multiples of 64
-    // envs for random, 16 for egreedy, 8 when N is small).
+    // envs for random, 16 for egreedy, W when N is small). Every block but the last is a
+    // whole number of vectors, so no two threads touch the same lanes.
     std::pair<int64_t, int64_t> block(int k, int nt) const {
         int64_t align = egreedy ? 16 : 64;
-        if (n < align * nt) align = 8;
+        if (n < align * nt) align = W;
         int64_t chunk = (n + nt - 1) / nt;
         chunk = (chunk + align - 1) / align * align;
         const int64_t lo = std::min<int64_t>(n, k * chunk);
