@@ -2,11 +2,12 @@
 // in tiles of up to TB environments whose state is structure-of-arrays, so that one step
 // of a tile is a few loops over vectors of W lanes (simd.hpp):
 //
-//   1. actions: the counter-based RNG for W lanes at once (vector splitmix64); for the
-//      egreedy policy, the explore test, and the list of lanes that need the network;
-//   2. the network's greedy actions for those lanes (the rung's `Net`, see below);
+//   1. egreedy: the counter-based RNG for W lanes at once (vector splitmix64), the
+//      explore test, and the list of lanes that need the network;
+//   2. egreedy: the network's greedy actions for those lanes (the rung's `Net`, below);
 //   3. sin and cos of the tile's angles (vtrig: glibc's bits);
-//   4. the dynamics, counters and the outputs of the time row (dynamics_simd.hpp);
+//   4. the dynamics, counters and the outputs of the time row (dynamics_simd.hpp), with
+//      the random policy's actions drawn here;
 //   5. same-step resets of the lanes whose episode ended (rare, one at a time).
 //
 // A tile runs all T steps before the next (its state stays in L1). Every lane computes
@@ -83,14 +84,13 @@ struct Staging {
     alignas(64) bool term[TB], trunc[TB];
 };
 
-// Step 1: the random action of every lane into act; for egreedy, the lanes < valid that
+// Step 1 (egreedy): the random action of every lane into act, and the lanes < valid that
 // do not explore, listed in s.lanes (returns how many).
-inline int draw_actions(Tile& s, int tb, int valid, bool egreedy, int64_t explore_thr) {
+inline int draw_actions(Tile& s, int tb, int valid, int64_t explore_thr) {
     int count = 0;
     const VI t = set1i(static_cast<uint64_t>(s.t)), thr = set1i(static_cast<uint64_t>(explore_thr));
     for (int b = 0; b < tb; b += W) {
         storei(s.act + b, srl<63>(mix(loadi(s.ka + b) ^ t)));
-        if (!egreedy) continue;
         const unsigned explore = bits(gt(thr, srl<11>(mix(loadi(s.ke + b) ^ t))));
         const unsigned real = valid - b >= W ? (1u << W) - 1 : valid > b ? (1u << (valid - b)) - 1 : 0u;
         for (int h = 0; h < W; h += 8) count = compress8((~explore & real) >> h, b + h, s.lanes, count);
@@ -98,13 +98,15 @@ inline int draw_actions(Tile& s, int tb, int valid, bool egreedy, int64_t explor
     return count;
 }
 
-// Step 4: dynamics, counters and outputs of the row, given actions and sin/cos. Returns
-// the bit mask of the lanes whose episode ended.
+// Step 4: dynamics, counters and outputs of the row, given sin/cos and the actions (in
+// s.act, or drawn here for the random policy). Returns the lanes whose episode ended.
+template <bool RANDOM>
 inline uint64_t step_tile(Tile& s, int tb, const RowOut& out) {
     uint64_t done = 0;
     const VI one = set1i(1), last = set1i(cartpole::MAX_EPISODE_STEPS - 1);
+    const VI t = set1i(static_cast<uint64_t>(s.t));
     for (int b = 0; b < tb; b += W) {
-        const VI act = loadi(s.act + b);
+        const VI act = RANDOM ? srl<63>(mix(loadi(s.ka + b) ^ t)) : loadi(s.act + b);
         storeui(out.action + b, act);
         VD nx, nxd, nth, nthd;
         const MD term = dynamics(force_of(act), load(s.x + b), load(s.xd + b), load(s.th + b), load(s.thd + b),
@@ -203,10 +205,12 @@ struct SimdRollout {
                 ? RowOut{out.obs + 4 * row, out.action + row, out.reward + row, out.next_obs + 4 * row,
                          out.terminated + row, out.truncated + row}
                 : RowOut{stage.obs, stage.action, stage.reward, stage.next_obs, stage.term, stage.trunc};
-            const int count = draw_actions(s, tb, valid, egreedy, thr);
-            if (count > 0) net->greedy(s.rec, s.lanes, count, *scr, s.act);
+            if (egreedy) {
+                const int count = draw_actions(s, tb, valid, thr);
+                if (count > 0) net->greedy(s.rec, s.lanes, count, *scr, s.act);
+            }
             vtrig::sincos_array(s.th, s.sn, s.cs, tb);
-            const uint64_t done = step_tile(s, tb, dst);
+            const uint64_t done = egreedy ? step_tile<false>(s, tb, dst) : step_tile<true>(s, tb, dst);
             if (valid < tb) {
                 const size_t v = static_cast<size_t>(valid);
                 std::memcpy(out.obs + 4 * row, stage.obs, 16 * v);

@@ -6,7 +6,7 @@
 // error bounds in s_sin.c: sin 0.501 ulp for |x| < 0.126 and 0.548 ulp up to 0.855, cos
 // 0.51 ulp. Wherever the true value lies further from a midpoint than glibc's excess over
 // half an ulp (we demand 0.004 / 0.06 / 0.015 ulp, plus our own error bound), both round
-// to the same double. Lanes that miss that margin, |x| > 0.5 (never reached by CartPole),
+// to the same double. Lanes that miss that margin, |x| > 0.25 (CartPole stays below 0.21),
 // |x| < 2^-900 (incl. 0) and NaN are recomputed with glibc itself (a few per cent of
 // CartPole's angles). Without hardware FMA (the scalar backend) every lane goes to glibc.
 // tests/test_native.py compares millions of points with glibc (the modules' trig_check).
@@ -20,18 +20,21 @@
 namespace study::vtrig {
 using namespace study::simd;
 
-constexpr double S[] = {-1.0 / 6, 1.0 / 120, -1.0 / 5040, 1.0 / 362880, -1.0 / 39916800,
-                        1.0 / 6227020800.0, -1.0 / 1307674368000.0, 1.0 / 355687428096000.0};
-constexpr double C[] = {1.0 / 24, -1.0 / 720, 1.0 / 40320, -1.0 / 3628800, 1.0 / 479001600,
-                        -1.0 / 87178291200.0, 1.0 / 20922789888000.0, -1.0 / 6402373705728000.0};
+// Taylor coefficients: sin x = x + x^3 (S0 + S1 x^2 + ...), cos x = 1 - x^2/2 + x^4 (C0 + ...),
+// up to x^13 and x^14: for |x| <= 0.25 the first omitted terms (x^15/15!, x^16/16!) are
+// below 1e-18 of the error bounds used below, so they cannot move a result across them.
+constexpr int NP = 6;
+constexpr double S[NP] = {-1.0 / 6, 1.0 / 120, -1.0 / 5040, 1.0 / 362880, -1.0 / 39916800, 1.0 / 6227020800.0};
+constexpr double C[NP] = {1.0 / 24, -1.0 / 720, 1.0 / 40320, -1.0 / 3628800, 1.0 / 479001600, -1.0 / 87178291200.0};
+constexpr double MAX_ANGLE = 0.25;           // CartPole's angles stay below 0.21 (12 degrees)
 // ulps by which glibc's result may be further than half an ulp from the true value, rounded up
 constexpr double MARGIN_SIN_SMALL = 0.004;   // |x| < 0.126: glibc bound 0.501 ulp
 constexpr double MARGIN_SIN = 0.06;          // otherwise: 0.548 ulp
 constexpr double MARGIN_COS = 0.015;         // 0.51 ulp
 
 inline VD horner(const double* c, VD z) {
-    VD p = set1(c[7]);
-    for (int i = 6; i >= 0; --i) p = fma(p, z, set1(c[i]));
+    VD p = set1(c[NP - 1]);
+    for (int i = NP - 2; i >= 0; --i) p = fma(p, z, set1(c[i]));
     return p;
 }
 
@@ -49,7 +52,7 @@ inline MD ambiguous(VD r, VD resid, VD err, VD half_minus_margin) {
 // sin(x), cos(x) for W lanes; fs / fc: the lanes that must go to glibc.
 inline void sincos(VD x, VD& sn, VD& cs, MD& fs, MD& fc) {
     const VD ax = abs(x);
-    const MD out = not_le(ax, set1(0.5)) | lt(ax, set1(0x1.0p-900));
+    const MD out = not_le(ax, set1(MAX_ANGLE)) | lt(ax, set1(0x1.0p-900));
     const VD zh = x * x;
     const VD zl = fms(x, x, zh);                         // x*x == zh + zl exactly
     // sin = x + T, T = x*z*P(z)
