@@ -257,19 +257,53 @@ def test_avx512_build_verifies_where_it_runs(policy):
 @pytest.mark.parametrize("policy", POLICIES)
 @pytest.mark.parametrize("name", SIMD_RUNGS)
 def test_simd_blocks_and_tiles_agree(name, policy):
-    """N=300: several 64-env tiles per thread, blocks on 16- or 64-env edges that move with
-    the thread count, a partial last tile: the same batch for 1, 2 and 3 threads."""
+    """N=100 and 300: several 64-env tiles per thread, blocks on 4-, 16- or 64-env edges
+    that move with the thread count, partial last tiles: the same batch for 1..4 threads."""
     v = rung(name)
-    n, steps = 300, 12
-    base = run_generator(v.make_generator, config(n, policy, workers=1), steps, 2)
-    for w in (2, 3):
-        got = run_generator(v.make_generator, config(n, policy, workers=w), steps, 2)
-        for k in base:
-            assert np.array_equal(base[k], got[k]), f"{name}: {k} differs between 1 and {w} threads"
-    assert check_gymnasium(base, config(n, policy)) is None
-    if policy == "random":
-        ref = run_generator(PythonGenerator, config(n, policy), steps, 2)
-        assert compare_batches(base, ref, config(n, policy)) is None
+    steps = 12
+    for n in (100, 300):
+        base = run_generator(v.make_generator, config(n, policy, workers=1), steps, 2)
+        for w in (2, 3, 4):
+            got = run_generator(v.make_generator, config(n, policy, workers=w), steps, 2)
+            for k in base:
+                assert np.array_equal(base[k], got[k]), f"{name} N={n}: {k} differs between 1 and {w} threads"
+        assert check_gymnasium(base, config(n, policy)) is None
+        if policy == "random":
+            ref = run_generator(PythonGenerator, config(n, policy), steps, 2)
+            assert compare_batches(base, ref, config(n, policy)) is None
+
+
+@pytest.mark.parametrize("name", ["_v5b_simd_portable", "_v5c_blocked_mlp", "_v5c_blocked_mlp_portable",
+                                  "_v5c_blocked_mlp_avx512"])
+def test_simd_steppers_equal_v4s(name):
+    """RungVectorEnv's whole step (stepper_simd.hpp) of every SIMD build against v4's
+    (stepper.hpp, cartpole::step per env), bit for bit, with resets and truncations."""
+    mod = simd_module(name)
+    from native.loader import load
+    v4, why = load("_v4_cpp")
+    if why:
+        pytest.skip(why)
+    r = np.random.default_rng(7)
+    n = 203
+    state = r.uniform(-0.2, 0.2, (4, n)) * np.array([[10.0], [4.0], [1.0], [8.0]])
+    episode = r.integers(0, 5, n)
+    elapsed = r.integers(495, 500, n)
+    k_reset = r.integers(0, 2**63, n, dtype=np.int64).astype(np.uint64)
+    runs = {}
+    for tag, m, kw in (("v4", v4, {}), (name, mod, {"threads": 2})):
+        st, ep, el = state.copy(), episode.copy(), elapsed.copy()
+        out = []
+        for step in range(4):
+            a = r.integers(0, 2, n) if tag == "v4" else runs["v4"][1][step]
+            obs, fo = np.zeros((n, 4), np.float32), np.zeros((n, 4), np.float32)
+            te, tr = np.zeros(n, bool), np.zeros(n, bool)
+            ended = m.step_autoreset(st, ep, el, k_reset, a, 500, obs, te, tr, fo, **kw)
+            out.append((a, ended, obs, fo, te, tr, st.copy(), ep.copy(), el.copy()))
+        runs[tag] = (out, [o[0] for o in out])
+    for want, got in zip(runs["v4"][0], runs[name][0]):
+        for x, y in zip(want[1:], got[1:]):
+            np.testing.assert_array_equal(x, y)
+    assert sum(o[1] for o in runs["v4"][0]) > 0
 
 
 def test_v5c_network_matches_v4s_on_a_real_batch():
