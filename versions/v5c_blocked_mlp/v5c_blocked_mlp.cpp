@@ -39,9 +39,11 @@ struct BlockedNet {
             b2[j] = m.b2[j];
             w3t[j] = m.w3[j];
             w3t[Hv + j] = m.w3[H + j];
-            const int ob = j / BO, l = j % BO;
-            for (int k = 0; k < H; ++k) w2p[(static_cast<size_t>(ob) * H + k) * BO + l] = m.w2[static_cast<size_t>(j) * H + k];
         }
+        for (int ob = 0; ob < NB; ++ob)                      // panel rows: pieces of W2^T's rows
+            for (int k = 0; k < H; ++k)
+                std::memcpy(&w2p[(static_cast<size_t>(ob) * H + k) * BO], &m.w2t[static_cast<size_t>(k) * H + ob * BO],
+                            sizeof(float) * std::min(BO, H - ob * BO));
         b3[0] = m.b3[0];
         b3[1] = m.b3[1];
     }
