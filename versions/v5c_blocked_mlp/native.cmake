@@ -1,0 +1,16 @@
+study_add_module(_v5c_blocked_mlp OPENMP SOURCES ${CMAKE_CURRENT_LIST_DIR}/v5c_blocked_mlp.cpp)
+# simd.hpp's scalar backend (baseline x86-64), verified by tests/test_native.py.
+study_add_module(_v5c_blocked_mlp_portable OPENMP FLAGS "-O3 -march=x86-64 -ffp-contract=off -fno-fast-math"
+                 SOURCES ${CMAKE_CURRENT_LIST_DIR}/v5c_blocked_mlp.cpp)
+# simd.hpp's AVX-512 backend, compiled wherever the compiler knows the flags so that it keeps
+# building on machines without AVX-512 (tests run it only on a CPU that has it).
+include(CheckCXXCompilerFlag)
+check_cxx_compiler_flag("-mavx512f" STUDY_CXX_AVX512F)
+check_cxx_compiler_flag("-mavx512dq" STUDY_CXX_AVX512DQ)
+check_cxx_compiler_flag("-mavx512bw" STUDY_CXX_AVX512BW)
+check_cxx_compiler_flag("-mavx512vl" STUDY_CXX_AVX512VL)
+if(STUDY_CXX_AVX512F AND STUDY_CXX_AVX512DQ AND STUDY_CXX_AVX512BW AND STUDY_CXX_AVX512VL)
+  study_add_module(_v5c_blocked_mlp_avx512 OPENMP
+                   FLAGS "-O3 -march=x86-64-v3 -mavx512f -mavx512dq -mavx512bw -mavx512vl -ffp-contract=off -fno-fast-math"
+                   SOURCES ${CMAKE_CURRENT_LIST_DIR}/v5c_blocked_mlp.cpp)
+endif()
