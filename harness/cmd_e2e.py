@@ -27,7 +27,7 @@ from .cli_util import bounded_float, nonneg_int, positive_int, seed_int
 
 BENCH_STAGE = (50, "Time to a trained agent (the short variant; the full run is `make e2e`)")
 SEEDS, SELECT_SEEDS = (100, 101, 102, 103, 104), (0, 1)
-MATRIX_RUNGS = ("v1b_numpy", "v3_numba")
+MATRIX_RUNGS = ("v1b_numpy", "v3_numba", "v5b_simd")     # plus the fastest rung measured
 BUDGET_S, QUICK_BUDGET_S = 300.0, 30.0
 TRIALS, QUICK_TRIALS = 24, 2
 QUICK_THRESHOLD = 195.0

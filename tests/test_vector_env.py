@@ -12,7 +12,7 @@ from core import rng  # noqa: E402
 from versions.common.vector_env import RungVectorEnv, numpy_step  # noqa: E402
 
 N = 6
-STEPPER_RUNGS = ["v4_cpp", "v5b_simd"]       # rungs whose version.py defines make_stepper
+STEPPER_RUNGS = ["v4_cpp", "v5b_simd", "v5c_blocked_mlp"]      # rungs whose version.py defines make_stepper
 ALL_STEPPERS = [None] + STEPPER_RUNGS         # None: the NumPy stepper
 
 
@@ -298,7 +298,8 @@ def test_v5b_stepper_on_threads_equals_the_numpy_stepper():
     assert_same_steps(got, want)
 
 
-@pytest.mark.parametrize("module", ["_v4_cpp", "_v5b_simd", "_v5b_simd_portable"])
+@pytest.mark.parametrize("module", ["_v4_cpp", "_v5b_simd", "_v5b_simd_portable", "_v5c_blocked_mlp",
+                                    "_v5c_blocked_mlp_portable"])
 def test_native_dynamics_equal_numpy_step(module):
     """The plain protocol (stepper(state, actions) -> terminated) of each native module,
     incl. v5b's portable build, against numpy_step, bit for bit, on states near the edges."""

@@ -5,7 +5,8 @@ Two paths, for two kinds of loop:
   step(actions)   Gymnasium's VectorEnv API, for a loop that picks its own actions (PPO,
                   a CleanRL-style DQN, ...). The N states are stepped together in float64
                   in Gymnasium's order of operations by a *stepper*: the rung's own where
-                  its Rung declares make_stepper (v4_cpp, v5b_simd: one native call does
+                  its Rung declares make_stepper (v4_cpp, v5b_simd, v5c_blocked_mlp: one native
+                  call (SIMD dynamics on AVX-512, AVX2 or scalar, as built) does
                   dynamics, counters, truncation, resets and float32 observations), else
                   the NumPy rung's vectorised step. Bit-identical across steppers
                   (tests/test_vector_env.py). Python adds the outputs' allocation and, only
