@@ -9,7 +9,6 @@ writes it with harness.results.append.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -50,17 +49,28 @@ def measure(peer, n_envs, steps, policy, seed=0, budget_s=1.0, min_repeats=3,
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m peers.child")
-    ap.add_argument("--peer", required=True)
-    ap.add_argument("--envs", type=int, required=True)
-    ap.add_argument("--steps", type=int, required=True)
-    ap.add_argument("--policy", default="random")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--budget", type=float, default=1.0)
-    ap.add_argument("--min-repeats", type=int, default=3)
-    ap.add_argument("--max-repeats", type=int, default=20)
-    ap.add_argument("--threads", type=int, default=None)
+    from harness.cli_util import (MAX_TRANSITIONS, Parser, bounded_float, positive_int,
+                                  seed_int)
+    from harness.procutil import die_with_parent
+    # The harness starts this in a session of its own (so that a time-out kills all it
+    # started); it must still die with the harness, whatever kills the harness.
+    die_with_parent()
+    import peers
+    ap = Parser(prog="python -m peers.child")
+    ap.add_argument("--peer", required=True, choices=peers.NAMES)
+    ap.add_argument("--envs", type=positive_int("--envs", 1 << 24), required=True)
+    ap.add_argument("--steps", type=positive_int("--steps", MAX_TRANSITIONS), required=True)
+    ap.add_argument("--policy", default="random", choices=("random", "egreedy"))
+    ap.add_argument("--seed", type=seed_int, default=0)
+    ap.add_argument("--budget", type=bounded_float("--budget", 0.0, 3600.0, lo_open=True), default=1.0)
+    ap.add_argument("--min-repeats", type=positive_int("--min-repeats", 10_000), default=3)
+    ap.add_argument("--max-repeats", type=positive_int("--max-repeats", 10_000), default=20)
+    ap.add_argument("--threads", type=positive_int("--threads", 1024), default=None)
     a = ap.parse_args(argv)
+    if a.envs * a.steps > MAX_TRANSITIONS:
+        ap.error(f"--envs x --steps must be at most {MAX_TRANSITIONS:,}")
+    if a.min_repeats > a.max_repeats:
+        ap.error("--min-repeats must be at most --max-repeats")
     warnings.simplefilter("ignore")
     t0 = time.perf_counter()
     try:
