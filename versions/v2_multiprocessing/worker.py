@@ -5,8 +5,16 @@ the Q-network, and runs v1's code on it (PythonGenerator, with the global env in
 so the counter-based RNG gives every environment the draws it has in v1). It writes its
 columns of the batch straight into the shared-memory segment and answers "done"; no
 transition is ever pickled.
+
+Before it serves, a worker times its own code on scratch copies of a few of its
+environments (CALIBRATE_S of work, at most its whole slice) and sends ("ready", seconds
+per transition): the parent's deadline for the first call comes from that (see
+rollout.py and docs/RELIABILITY.md). A worker dies with the fork server that forked it,
+which exits when the parent does (PR_SET_PDEATHSIG), so a killed parent leaves no worker.
 """
+import os
 import signal
+import time
 import traceback
 from dataclasses import replace
 from multiprocessing import shared_memory
@@ -19,6 +27,23 @@ from versions.v1_python.rollout import PythonGenerator, to_f32
 
 OUT_NAMES = tuple(k for k in ARRAY_NAMES if k != "reward")   # reward is all ones: parent's
 ALIGN = 64
+CALIBRATE_S = 0.005
+
+
+def calibrate(cfg, lo, hi):
+    """Seconds one transition of this worker's code takes: generate(1) on scratch copies
+    of 1, 2, 4, ... of its environments until the step takes CALIBRATE_S (or the whole
+    slice is used). The real environments are not touched."""
+    m, per = 1, None
+    while True:
+        g = SliceGenerator(cfg, lo, lo + m)
+        t0 = time.perf_counter()
+        g.generate(1)
+        dt = time.perf_counter() - t0
+        per = dt / m if per is None else max(dt / m, 0.5 * per)
+        if dt >= CALIBRATE_S or lo + m >= hi:
+            return per
+        m = min(hi - lo, 2 * m)
 
 
 def layout(T, N):
@@ -52,11 +77,16 @@ class SliceGenerator(PythonGenerator):
 
 
 def worker_main(index, cfg, lo, hi, conn):
-    """Serve ("gen", T, segment, weights|None, epsilon, fault|None) until ("stop",) or EOF."""
+    """Send ("ready", seconds per transition), then serve ("gen", T, segment,
+    weights|None, epsilon, fault|None) until ("stop",) or EOF."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is the parent's to handle
+    from harness.procutil import die_with_parent
+    if not die_with_parent(signal.SIGKILL, os.getppid()):
+        return                                     # the fork server is gone already
     shm = None
     try:
         gen = SliceGenerator(cfg, lo, hi)
+        conn.send(("ready", calibrate(cfg, lo, hi)))
         while True:
             try:
                 msg = conn.recv()
@@ -74,6 +104,11 @@ def worker_main(index, cfg, lo, hi, conn):
             gen.set_epsilon(epsilon)
             if fault == "raise":
                 raise RuntimeError("fault injected by the test hook")
+            if fault == "hang":                    # alive and running, never answering
+                while True:
+                    time.sleep(3600)
+            if fault == "exit":
+                os._exit(3)
             batch = gen.generate(T)
             out = views(shm.buf, T, cfg.n_envs)
             for k in OUT_NAMES:
