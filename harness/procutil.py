@@ -72,8 +72,8 @@ def stop_grace_s() -> float:
 
 class CostModel:
     """Seconds per unit of work of one generator's calls: the calibration, then the
-    slowest per-unit cost measured (calls shorter than `min_measured_s` are too short to
-    measure the work rather than the round trip and only count if nothing else is known)."""
+    slowest per-unit cost measured. Only calls whose work is expected to take at least
+    `min_measured_s` are measured (a shorter one times the round trip, not the work)."""
 
     def __init__(self, per_unit_s: Optional[float] = None, min_measured_s: float = 0.05):
         self.per_unit_s = per_unit_s
@@ -86,7 +86,7 @@ class CostModel:
     def observe(self, units: float, seconds: float) -> None:
         if units <= 0 or seconds <= 0:
             return
-        if seconds >= self.min_measured_s or self.per_unit_s is None:
+        if self.per_unit_s is None or units * self.per_unit_s >= self.min_measured_s:
             self.per_unit_s = max(self.per_unit_s or 0.0, seconds / units)
 
     def scale(self, ratio: float) -> None:

@@ -33,7 +33,8 @@ CALIBRATE_S = 0.005
 def calibrate(cfg, lo, hi):
     """Seconds one transition of this worker's code takes: generate(1) on scratch copies
     of 1, 2, 4, ... of its environments until the step takes CALIBRATE_S (or the whole
-    slice is used). The real environments are not touched."""
+    slice is used), after one untimed step. The real environments are not touched."""
+    SliceGenerator(cfg, lo, lo + 1).generate(1)
     m, per = 1, None
     while True:
         g = SliceGenerator(cfg, lo, lo + m)
