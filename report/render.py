@@ -17,7 +17,6 @@ import os
 import pkgutil
 import re
 import shutil
-import signal
 import sys
 import traceback
 from pathlib import Path
@@ -72,6 +71,16 @@ def recover(report_dir: Path) -> None:
             shutil.rmtree(d, ignore_errors=True)
 
 
+def _phase(name: str) -> None:
+    """Test hook: with STUDY_RENDER_PAUSE naming this phase (comma-separated), say so on
+    stderr and pause a second, so that a test can interrupt the render right there."""
+    wanted = os.environ.get("STUDY_RENDER_PAUSE", "")
+    if name in wanted.split(","):
+        print(f"render-phase {name}", file=sys.stderr, flush=True)
+        import time
+        time.sleep(1.0)
+
+
 def _default_results() -> bool:
     """Whether rows come from the repository's own results/ (not STUDY_RESULTS_DIR)."""
     from core import results
@@ -101,6 +110,7 @@ def render(results_dir=None, report_dir=None, update_readme=None, machine=None,
     tmp = report_dir / f".render-{new_name('report')}"
     try:
         ctx = Context(results_dir, tmp, machine=machine, quick=quick)
+        _phase("start")
         parts = []
         for order, name, mod in sections():
             try:
@@ -123,6 +133,7 @@ def render(results_dir=None, report_dir=None, update_readme=None, machine=None,
         if update_readme and README.exists():
             from .sections.ladder import headline_markdown
             (tmp / "HEADLINE.md").write_text(headline_markdown(ctx))
+        _phase("rendered")
         _swap(tmp, report_dir)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -143,9 +154,8 @@ def _fsync_dir(d: Path) -> None:
 def _swap(tmp: Path, report_dir: Path) -> None:
     """Move the new report into place with SIGINT/SIGTERM held until it is whole. The
     journal is written first, so a SIGKILL at any point is rolled forward by recover()."""
-    held = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
-    old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, held)
-    try:
+    from core.results import held_signals
+    with held_signals():
         for f in tmp.rglob("*"):
             if f.is_file():
                 with open(f, "rb") as fh:
@@ -156,8 +166,6 @@ def _swap(tmp: Path, report_dir: Path) -> None:
         os.replace(j, journal)
         _fsync_dir(report_dir)
         _apply(tmp, report_dir)
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
 
 
 def _apply(tmp: Path, report_dir: Path) -> None:
@@ -169,6 +177,7 @@ def _apply(tmp: Path, report_dir: Path) -> None:
                 shutil.rmtree(old, ignore_errors=True)
             figs.rename(old)
         (tmp / "figures").rename(figs)
+        _phase("swapping")
     if (tmp / "REPORT.md").exists():
         os.replace(tmp / "REPORT.md", report_dir / "REPORT.md")
     if (tmp / "HEADLINE.md").exists():
