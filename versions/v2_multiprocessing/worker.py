@@ -9,8 +9,10 @@ transition is ever pickled.
 Before it serves, a worker times its own code on scratch copies of a few of its
 environments (CALIBRATE_S of work, at most its whole slice) and sends ("ready", seconds
 per transition): the parent's deadline for the first call comes from that (see
-rollout.py and docs/RELIABILITY.md). A worker dies with the fork server that forked it,
-which exits when the parent does (PR_SET_PDEATHSIG), so a killed parent leaves no worker.
+rollout.py and docs/RELIABILITY.md). A worker goes when the parent does, even in the
+middle of a call: a thread waits on the parent's sentinel and ends the process; the
+worker also closes its copy of the fork server's "alive" pipe (so the fork server exits
+with the parent) and dies with the fork server (PR_SET_PDEATHSIG).
 """
 import os
 import signal
@@ -77,6 +79,30 @@ class SliceGenerator(PythonGenerator):
         self.obs = [to_f32(s) for s in self.state]
 
 
+def _follow_parent():
+    """End this worker when the process that started it ends, whatever it is doing."""
+    import multiprocessing as mp
+    import threading
+    from multiprocessing import forkserver
+    from multiprocessing.connection import wait
+    fs = getattr(forkserver, "_forkserver", None)
+    fd = getattr(fs, "_forkserver_alive_fd", None)
+    if fd is not None:                      # workers never ask the fork server for children
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+        fs._forkserver_alive_fd = None
+    parent = mp.parent_process()
+    if parent is None or parent.sentinel is None:
+        return
+
+    def watch():
+        wait([parent.sentinel])
+        os._exit(0)
+    threading.Thread(target=watch, name="v2-parent-watch", daemon=True).start()
+
+
 def worker_main(index, cfg, lo, hi, conn):
     """Send ("ready", seconds per transition), then serve ("gen", T, segment,
     weights|None, epsilon, fault|None) until ("stop",) or EOF."""
@@ -84,6 +110,7 @@ def worker_main(index, cfg, lo, hi, conn):
     from harness.procutil import die_with_parent
     if not die_with_parent(signal.SIGKILL, os.getppid()):
         return                                     # the fork server is gone already
+    _follow_parent()
     shm = None
     try:
         gen = SliceGenerator(cfg, lo, hi)
