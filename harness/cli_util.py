@@ -140,19 +140,22 @@ def _gib(n: float) -> str:
     return f"{n / 2 ** 30:.2f} GiB" if n < 10 * 2 ** 30 else f"{n / 2 ** 30:,.0f} GiB"
 
 
-# The peak memory of `python -m harness generate`, measured (peak RSS summed over the
-# process tree, tests/test_reliability_memory.py): the interpreter and the rung's imports
-# (BASE_BYTES), the rung's own batch and working state in units of one batch of output
-# (RUNG_BATCHES: v1's Python lists cost ~4 batches, a rung with worker processes holds a
-# shared segment beside the workers' own), then the harness's copy of every call and the
-# concatenation written to the .npz (2 x calls batches). A rung not listed gets the most
-# expensive model. Measured on this study's 2-core machine: v4_cpp at 200 MB of output
-# peaked at 1.01x the estimate; see tests/test_reliability_memory.py.
-BASE_BYTES = {"default": 260 << 20, "v1_python": 40 << 20, "v1b_numpy": 40 << 20,
-              "v2_multiprocessing": 120 << 20, "v3_numba": 200 << 20,
-              "v3b_numba_parallel": 200 << 20, "v4_cpp": 40 << 20, "v5_openmp": 40 << 20,
-              "v5b_simd": 40 << 20, "v6_mpi": 90 << 20}
-RUNG_BATCHES = {"default": 5.0, "v1_python": 4.0, "v1b_numpy": 1.0, "v2_multiprocessing": 5.0,
+# The peak memory of `python -m harness generate`, measured: the interpreter and the
+# rung's imports (BASE_BYTES), then, in units of one call's batch (N x T x 46 bytes), the
+# rung's own working set (RUNG_BATCHES: 1 for a rung that fills NumPy arrays; v1's Python
+# lists ~4; v2's workers hold v1's lists beside the shared segment) plus the harness's
+# copy of every call and the concatenation written to the .npz (2 x calls). Measured as
+# the peak PSS summed over the command's processes (so shared memory counts once) on a
+# 2-core AMD EPYC, Python 3.11: v4_cpp at 98 MB of output peaked at 344 MB (estimate 334),
+# v3_numba 476 (464), v1_python at 23 MB 170 (172), v2_multiprocessing with 2 workers 196
+# (208), v6_mpi with 2 ranks 330 (339). tests/test_reliability_memory.py checks the
+# estimate stays within 0.8x-1.5x of a measured peak. A rung not listed gets the most
+# expensive model.
+MB = 1 << 20
+BASE_BYTES = {"default": 260 * MB, "v1_python": 40 * MB, "v1b_numpy": 40 * MB,
+              "v2_multiprocessing": 60 * MB, "v3_numba": 170 * MB, "v3b_numba_parallel": 170 * MB,
+              "v4_cpp": 40 * MB, "v5_openmp": 40 * MB, "v5b_simd": 40 * MB, "v6_mpi": 45 * MB}
+RUNG_BATCHES = {"default": 5.0, "v1_python": 4.0, "v1b_numpy": 1.0, "v2_multiprocessing": 4.5,
                 "v3_numba": 1.0, "v3b_numba_parallel": 1.0, "v4_cpp": 1.0, "v5_openmp": 1.0,
                 "v5b_simd": 1.0, "v6_mpi": 1.0}
 
