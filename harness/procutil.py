@@ -22,11 +22,14 @@ the pipelined actor, the peers' children) shares:
    unit comes from a calibration (a short timed run on scratch copies, done by the
    worker itself before its first call) and then from the slowest call measured so far.
    factor STUDY_DEADLINE_FACTOR (20), floor STUDY_DEADLINE_FLOOR_S (10 s); start-up has
-   its own floor, STUDY_START_FLOOR_S (120 s). A child that dies is noticed at once (its
-   pipe or sentinel); a local child that is stopped (SIGSTOP, state T) for
-   STUDY_STOP_GRACE_S (2 s) of this process's running time is a failure too, without
-   waiting for the deadline. Time is counted only while this process runs (`Clock`), so
-   suspending the whole job (Ctrl-Z, a scheduler's SIGSTOP) never trips a deadline.
+   its own floor, STUDY_START_FLOOR_S (120 s). At the limit, a call whose local children
+   are all still using CPU (busy, only slower than expected: a loaded machine) is given
+   up to STUDY_DEADLINE_HARD_FACTOR (10) times the limit; one that is not (blocked,
+   deadlocked) fails there. A child that dies is noticed at once (its pipe or sentinel);
+   a local child that is stopped (SIGSTOP, state T) for STUDY_STOP_GRACE_S (2 s) of this
+   process's running time is a failure too, without waiting for the deadline. Time is
+   counted only while this process runs (`Clock`), so suspending the whole job (Ctrl-Z,
+   a scheduler's SIGSTOP) never trips a deadline.
 """
 from __future__ import annotations
 
@@ -68,6 +71,10 @@ def start_floor_s() -> float:
 
 def stop_grace_s() -> float:
     return _env_float("STUDY_STOP_GRACE_S", 2.0)
+
+
+def hard_factor() -> float:
+    return _env_float("STUDY_DEADLINE_HARD_FACTOR", 10.0, lo=1.0)
 
 
 class CostModel:
@@ -167,6 +174,65 @@ class StopWatch:
             else:
                 self.since.pop(pid, None)
         return None
+
+
+def cpu_seconds(pid: int, tree: bool = False) -> Optional[float]:
+    """CPU time (user + system) a local process has used, with its live descendants if
+    `tree`; None if it is gone."""
+    import psutil
+    try:
+        procs = [psutil.Process(pid)]
+        if tree:
+            procs += procs[0].children(recursive=True)
+    except psutil.Error:
+        return None
+    total = 0.0
+    for p in procs:
+        try:
+            t = p.cpu_times()
+            total += t.user + t.system
+        except psutil.Error:
+            pass
+    return total
+
+
+class CpuWatch:
+    """Whether local processes are still using CPU: sampled at most every `every_s` of a
+    Clock's time; a process is busy if its CPU time grew between its last two samples."""
+
+    def __init__(self, tree: bool = False, every_s: float = 1.0):
+        self.tree, self.every_s = tree, every_s
+        self.samples = {}            # pid -> [(clock_s, cpu_s), ...] (last two)
+        self._last = None
+
+    def sample(self, pids: Iterable[int], now_s: float) -> None:
+        if self._last is not None and now_s - self._last < self.every_s:
+            return
+        self._last = now_s
+        for pid in pids:
+            cpu = cpu_seconds(pid, self.tree)
+            if cpu is not None:
+                self.samples[pid] = (self.samples.get(pid, [])[-1:] + [(now_s, cpu)])
+
+    def busy(self, pids: Iterable[int]) -> bool:
+        pids = [p for p in pids if p]
+        if not pids:
+            return False
+        for pid in pids:
+            s = self.samples.get(pid, [])
+            if len(s) < 2 or s[-1][1] <= s[-2][1]:
+                return False
+        return True
+
+
+def over_deadline(clock: "Clock", cpu: CpuWatch, pids: Iterable[int]) -> bool:
+    """The deadline rule: past the limit, unless every process of the call is busy and
+    the hard limit (hard factor x the limit) is not reached yet."""
+    pids = list(pids)
+    cpu.sample(pids, clock.used_s)
+    if not clock.expired:
+        return False
+    return not (cpu.busy(pids) and clock.used_s <= hard_factor() * clock.limit_s)
 
 
 # ---- owner tags and the sweep ----------------------------------------------------------

@@ -128,6 +128,26 @@ def test_v2_hung_worker_hits_the_deadline(monkeypatch, when):
     assert gone(children() - before)
 
 
+def test_v2_busy_worker_past_the_limit_is_not_killed(monkeypatch):
+    """A worker that uses CPU past the limit (a loaded machine, a slow call) goes on; one
+    that spins for ever is stopped at the hard limit (hard factor 3 here)."""
+    monkeypatch.setenv("STUDY_DEADLINE_HARD_FACTOR", "3")
+    gen = v2()
+    try:
+        gen.generate(4)
+        gen._inject_fault(1, "busy")               # 2.5 s of CPU, limit FLOOR = 1 s
+        t0 = time.monotonic()
+        gen.generate(4)
+        assert time.monotonic() - t0 > 2 and gen.last_limit_s == pytest.approx(FLOOR)
+        gen._inject_fault(1, "spin")
+        t0 = time.monotonic()
+        with pytest.raises(RuntimeError, match="deadline"):
+            gen.generate(4)
+        assert 2.5 < time.monotonic() - t0 < 3 * FLOOR + 3
+    finally:
+        gen.close()
+
+
 def test_v2_long_call_is_not_killed(monkeypatch):
     """The deadline is proportional: after short calls, a call 5,000x longer gets a limit
     in proportion and completes (floor lowered to 0.1 s, so the floor does not save it)."""

@@ -8,8 +8,9 @@ deadline policy of docs/RELIABILITY.md: start-up within the start-up floor; befo
 says "ready" the child times generate(1) on a scratch generator of the same rung (a few
 environments), and a round of N x T transitions must then come back within
 max(floor, factor x expected), expected = N x T x seconds per transition (that
-calibration, then the slowest round so far). A dead child fails the round at once, a
-stopped one (SIGSTOP) after the stop grace.
+calibration, then the slowest round so far); past it only while the child (with its
+workers) is busy using CPU, up to the hard factor. A dead child fails the round at
+once, a stopped one (SIGSTOP) after the stop grace.
 """
 from __future__ import annotations
 
@@ -172,6 +173,7 @@ class ProcessActor:
     def _recv(self, limit_s: float, what: str):
         clock = procutil.Clock(limit_s)
         stops = procutil.StopWatch()
+        cpu = procutil.CpuWatch(tree=True)          # the child and its workers or ranks
         while not self.conn.poll(min(0.25, max(0.01, clock.left_s()))):
             clock.tick()
             if not self.proc.is_alive():
@@ -182,7 +184,7 @@ class ProcessActor:
                 self.close(force=True)
                 raise StudyError(f"the actor process (pid {self.proc.pid}) is stopped (SIGSTOP?) and "
                                  f"gave no {what} for {stops.grace_s:g} s; it was terminated")
-            if clock.expired:
+            if procutil.over_deadline(clock, cpu, [self.proc.pid]):
                 self.close(force=True)
                 raise StudyError(f"the actor process gave no {what} within its deadline of "
                                  f"{limit_s:.1f} s (hung?); it was terminated")

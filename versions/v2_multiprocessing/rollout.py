@@ -13,8 +13,9 @@ Deadlines (docs/RELIABILITY.md): each call must finish within max(floor, factor 
 expected), expected = T x (the largest slice) x max(1, workers / cores) x seconds per
 transition, where seconds per transition is the workers' own calibration (their "ready"
 message), then the slowest call measured; a larger network scales it by the work of its
-forward pass. Until every worker is ready, the start-up floor applies. A worker stopped
-(SIGSTOP) for the stop grace fails the call at once; a dead one at once. The segment is
+forward pass. Until every worker is ready, the start-up floor applies. Past the limit a
+call goes on only while its workers are busy using CPU (up to the hard factor). A
+worker stopped (SIGSTOP) for the stop grace fails the call; a dead one at once. The segment is
 named with this process's pid and start time, so a run that was SIGKILLed leaves nothing
 the next harness command does not remove (harness.procutil.sweep).
 """
@@ -146,7 +147,8 @@ class MultiprocessingGenerator(Generator):
 
     def _inject_fault(self, worker, how="raise"):
         """Test hook: make `worker` misbehave during the next generate(): "raise", "hang"
-        (sleep without answering) or "exit"."""
+        (sleep without answering), "exit", "busy" (use CPU for 2.5 s first) or "spin"
+        (use CPU for ever)."""
         self._faults[worker] = how
 
     def _segment_for(self, T):
@@ -223,6 +225,7 @@ class MultiprocessingGenerator(Generator):
         limit = self.cost.limit_s(units) if all_ready else procutil.start_floor_s()
         clock = procutil.Clock(limit)
         stops = procutil.StopWatch()
+        cpu = procutil.CpuWatch()
         t_start = clock.used_s
         self.last_limit_s = limit
         while remaining:
@@ -267,7 +270,7 @@ class MultiprocessingGenerator(Generator):
                 w = next(w for w in remaining if self._procs[w].pid == stopped)
                 self._fail(f"v2 worker {w} (pid {stopped}) is stopped (SIGSTOP?) and has not "
                            f"answered for {stops.grace_s:g} s; the workers were terminated")
-            if clock.expired:
+            if procutil.over_deadline(clock, cpu, [self._procs[w].pid for w in remaining]):
                 late = sorted(remaining)
                 what = "start" if not all_ready else f"a call of T={T}"
                 self._fail(f"v2 worker(s) {', '.join(map(str, late))} did not finish {what} within "

@@ -137,6 +137,10 @@ def worker_main(index, cfg, lo, hi, conn):
                     time.sleep(3600)
             if fault == "exit":
                 os._exit(3)
+            if fault in ("busy", "spin"):          # using CPU: 2.5 s, or for ever
+                t_end = time.perf_counter() + (2.5 if fault == "busy" else 1e9)
+                while time.perf_counter() < t_end:
+                    pass
             batch = gen.generate(T)
             out = views(shm.buf, T, cfg.n_envs)
             for k in OUT_NAMES:

@@ -30,7 +30,8 @@ start-up floor; then every rank times its own code on scratch copies of its envi
 (C_CALIBRATE, a few milliseconds), and a call of T steps must finish within
 max(floor, factor x expected), expected = T x (the largest slice) x max(1, ranks / cores)
 x seconds per transition (the slowest rank's calibration, then the slowest call
-measured; a larger network scales it). The job's folders (the socket and mpirun's
+measured; a larger network scales it). Past the limit a call goes on only while every
+rank is on this machine and busy using CPU (up to the hard factor). The job's folders (the socket and mpirun's
 session directory under $TMPDIR, Open MPI's segments under /dev/shm) are named with this
 process's pid and start time; a run that was SIGKILLed leaves them to the next harness
 command, which removes them once it sees the owner is dead (harness.procutil.sweep).
@@ -212,6 +213,7 @@ class _Job:
         self.shmdir: Optional[str] = None
         self.shm_paths = []
         self.rank_pids = []
+        self.ranks_all = []
 
     def cleanup(self, graceful=False):
         if self.conn is not None and graceful and self.popen is not None and self.popen.poll() is None:
@@ -259,6 +261,8 @@ class _Wait:
         self.job = job
         self.clock = procutil.Clock(limit_s)
         self.stops = procutil.StopWatch()
+        self.cpu = procutil.CpuWatch()
+        self.remote = False
 
     def check(self, what: str) -> None:
         self.clock.tick()
@@ -268,7 +272,8 @@ class _Wait:
         if stopped is not None:
             raise MPIJobError(f"a process of the MPI job (pid {stopped}) is stopped (SIGSTOP?) and "
                               f"has not run for {self.stops.grace_s:g} s while {what}; job killed")
-        if self.clock.expired:
+        all_local = bool(job.rank_pids) and len(job.rank_pids) == len(job.ranks_all)
+        if procutil.over_deadline(self.clock, self.cpu, pids if all_local else []):
             raise MPIJobError(f"no reply from the MPI job within its deadline of "
                               f"{self.clock.limit_s:.1f} s while {what} (a rank hangs?); job killed")
 
@@ -361,6 +366,7 @@ class MPIGenerator(Generator):
             raise MPIJobError(f"{e}\n{job.log_tail()}") from None
         self.ranks_info = json.loads(hello.decode())
         host = socket.gethostname()
+        job.ranks_all = list(self.ranks_info.get("pids", []))
         job.rank_pids = [p for p, h in zip(self.ranks_info.get("pids", []),
                                            self.ranks_info.get("hosts", [])) if h == host]
         self.calibrate()
