@@ -152,6 +152,7 @@ def _gib(n: float) -> str:
 # estimate stays within 0.8x-1.5x of a measured peak. A rung not listed gets the most
 # expensive model.
 MB = 1 << 20
+CALL_BYTES = 2048          # a call's six array objects and their dict, kept until the end
 BASE_BYTES = {"default": 260 * MB, "v1_python": 40 * MB, "v1b_numpy": 40 * MB,
               "v2_multiprocessing": 60 * MB, "v3_numba": 170 * MB, "v3b_numba_parallel": 170 * MB,
               "v4_cpp": 40 * MB, "v5_openmp": 40 * MB, "v5b_simd": 40 * MB, "v6_mpi": 45 * MB}
@@ -171,7 +172,7 @@ def generate_peak_bytes(n_envs: int, steps: int, calls: int = 1, rung: Optional[
     own batches + 2 x calls)."""
     base, own = _model(rung)
     per = n_envs * steps * BATCH.bytes_per_transition
-    return int(base + per * (own + 2 * calls))
+    return int(base + per * (own + 2 * calls) + CALL_BYTES * calls)
 
 
 def check_generate_size(n_envs: int, steps: int, calls: int = 1, rung: Optional[str] = None,

@@ -199,6 +199,11 @@ def cmd_peers(args):
         shapes = ((args.envs or 20, args.steps or 32),)
     for n, t in shapes:
         check_shape(n, t)
+        if names and "gym_async" in names:
+            from peers.gym_peers import ASYNC_MAX_ENVS
+            if n > ASYNC_MAX_ENVS:
+                raise StudyError(f"--peer gym_async runs one process per environment: --envs must be "
+                                 f"at most {ASYNC_MAX_ENVS}, got {n}")
     policies = (args.policy,) if args.policy else POLICIES
     from .progress import Progress
     prog = Progress("peers")

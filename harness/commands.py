@@ -381,23 +381,28 @@ def cmd_new(args):
 
 
 def cmd_report(args):
+    from core import results
+    from .cli_util import _path_text
     report_dir = args.report_dir or os.environ.get("STUDY_REPORT_DIR") or None
     if report_dir is not None:
-        from .cli_util import _path_text
         _path_text(report_dir, "--report-dir")
         d = Path(report_dir)
         if d.exists() and not d.is_dir():
             raise StudyError(f"--report-dir '{report_dir}' is a file, not a folder")
         if not d.parent.is_dir():
             raise StudyError(f"--report-dir '{report_dir}': folder '{d.parent}' does not exist")
+    base = results.root()
+    if base.exists() and not base.is_dir():
+        raise StudyError(f"the results folder '{base}' (STUDY_RESULTS_DIR) is a file")
     if args.machine is not None:
-        from core import results
-        from .cli_util import _path_text
         _path_text(args.machine, "--machine")
         known = {m["id"] for m in results.machines()}
         if args.machine not in known:
-            raise StudyError(f"--machine '{args.machine}' has no rows in {results.root()}; known: "
+            raise StudyError(f"--machine '{args.machine}' has no rows in {base}; known: "
                              f"{', '.join(sorted(known)) or 'none'}")
+    if not base.exists():
+        raise StudyError(f"the results folder '{base}' does not exist (STUDY_RESULTS_DIR, else "
+                         f"results/); run the bench first")
     from report.render import render
     path = render(machine=args.machine, quick=args.quick, report_dir=report_dir)
     print(f"wrote {path}")
