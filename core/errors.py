@@ -10,8 +10,9 @@ class StudyError(Exception):
 
 
 class Terminated(KeyboardInterrupt):
-    """SIGTERM or SIGHUP, raised in the main thread (harness.procutil) so that every
-    clean-up written for Ctrl-C runs for them too; exit status 128 + the signal."""
+    """SIGTERM or SIGHUP, raised in the main thread (versions/v2_multiprocessing/procutil.py,
+    install_signal_handlers) so that every clean-up written for Ctrl-C runs for them too;
+    exit status 128 + the signal."""
 
     def __init__(self, signum: int):
         super().__init__(signum)

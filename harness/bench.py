@@ -145,7 +145,9 @@ def check_plan(versions: List[Rung], args) -> None:
                 for w in args.workers:
                     if w <= v.workers_limit():
                         check_workers(v, w, n)
-            check_generate_size(n, steps, rung=v.name, what=f"{v.name} at N={n} x T={steps}")
+            w = max(args.workers or [1]) if v.parallel else 1
+            check_generate_size(n, steps, rung=v.name, workers=min(w, v.workers_limit()),
+                                what=f"{v.name} at N={n} x T={steps}")
 
 
 def run_one(v: Rung, c: Config, budget: float) -> dict:
@@ -169,7 +171,8 @@ def cmd_measure(args):
     from .commands import check_workers
     v = discover.runnable_rung(args.version)
     check_workers(v, args.workers, args.envs)
-    check_generate_size(args.envs, args.steps, rung=v.name, what=f"{v.name} at N={args.envs} x T={args.steps}")
+    check_generate_size(args.envs, args.steps, rung=v.name, workers=args.workers,
+                        what=f"{v.name} at N={args.envs} x T={args.steps}")
     cfg = GenConfig(n_envs=args.envs, seed=args.seed, policy=args.policy, workers=args.workers)
     from core.measure import time_generator
     row = time_generator(lambda: v.make_generator(cfg), args.envs, args.steps,

@@ -156,6 +156,10 @@ CALL_BYTES = 2048          # a call's six array objects and their dict, kept unt
 BASE_BYTES = {"default": 260 * MB, "v1_python": 40 * MB, "v1b_numpy": 40 * MB,
               "v2_multiprocessing": 60 * MB, "v3_numba": 170 * MB, "v3b_numba_parallel": 170 * MB,
               "v4_cpp": 40 * MB, "v5_openmp": 40 * MB, "v5b_simd": 40 * MB, "v6_mpi": 45 * MB}
+# Each worker process or rank of its own (PSS: forked workers share most pages).
+WORKER_BYTES = {"default": 20 * MB, "v2_multiprocessing": 8 * MB, "v6_mpi": 6 * MB}
+THREAD_RUNGS = ("v1_python", "v1b_numpy", "v3_numba", "v3b_numba_parallel", "v4_cpp",
+                "v5_openmp", "v5b_simd")
 RUNG_BATCHES = {"default": 5.0, "v1_python": 4.0, "v1b_numpy": 1.0, "v2_multiprocessing": 4.5,
                 "v3_numba": 1.0, "v3b_numba_parallel": 1.0, "v4_cpp": 1.0, "v5_openmp": 1.0,
                 "v5b_simd": 1.0, "v6_mpi": 1.0}
@@ -167,20 +171,24 @@ def _model(rung: Optional[str]):
     return BASE_BYTES[key], RUNG_BATCHES.get(key, RUNG_BATCHES["default"])
 
 
-def generate_peak_bytes(n_envs: int, steps: int, calls: int = 1, rung: Optional[str] = None) -> int:
+def generate_peak_bytes(n_envs: int, steps: int, calls: int = 1, rung: Optional[str] = None,
+                        workers: int = 1) -> int:
     """Peak memory of `generate` (see BASE_BYTES above): base + one batch x (the rung's
-    own batches + 2 x calls)."""
+    own batches + 2 x calls), and the processes of its own for each worker or rank."""
     base, own = _model(rung)
     per = n_envs * steps * BATCH.bytes_per_transition
-    return int(base + per * (own + 2 * calls) + CALL_BYTES * calls)
+    key = next((k for k in WORKER_BYTES if rung and (rung == k or rung.startswith(k + "_"))), None)
+    threads = rung is not None and any(rung == k or rung.startswith(k + "_") for k in THREAD_RUNGS)
+    each = WORKER_BYTES[key] if key else (0 if threads else WORKER_BYTES["default"])
+    return int(base + per * (own + 2 * calls) + CALL_BYTES * calls + each * max(0, workers - 1))
 
 
 def check_generate_size(n_envs: int, steps: int, calls: int = 1, rung: Optional[str] = None,
-                        what: str = "") -> None:
+                        what: str = "", workers: int = 1) -> None:
     if n_envs * steps > MAX_TRANSITIONS:
         raise StudyError(f"--envs x --steps = {n_envs * steps:,} transitions per call; at most "
                          f"{MAX_TRANSITIONS:,}")
-    check_memory(generate_peak_bytes(n_envs, steps, calls, rung),
+    check_memory(generate_peak_bytes(n_envs, steps, calls, rung, workers),
                  what or f"N={n_envs} x T={steps} x calls={calls}")
 
 

@@ -70,7 +70,7 @@ def train_peak_bytes(cfg, concurrent: int = 1) -> int:
     rows = min(cfg.buffer_size, cfg.max_rounds * cfg.envs * cfg.steps)
     h = cfg.hidden
     params = 4 * h + h + h * h + h + 2 * h + 2
-    gen = generate_peak_bytes(cfg.envs, cfg.steps, 1, cfg.version)
+    gen = generate_peak_bytes(cfg.envs, cfg.steps, 1, cfg.version, cfg.workers)
     acts = cfg.batch_size * (4 + 2 * h + 2) * 4 * 6     # activations and their gradients, x2 nets
     one = ((400 << 20) + 5 * 4 * params + acts + rows * REPLAY.width * 4
            + gen * (2 if cfg.pipelined else 1))

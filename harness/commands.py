@@ -210,7 +210,7 @@ def cmd_verify_learners(args):
 def _write_npz(out: Path, arrays: dict) -> None:
     """Write .npz atomically: a temporary file in the same folder (named with its owner, so
     the next write there removes one a killed run left), then rename."""
-    from .procutil import new_name, sweep_tmp_files
+    from versions.v2_multiprocessing.procutil import new_name, sweep_tmp_files
     sweep_tmp_files(out.parent, out.name)
     tmp = out.with_name(f".{out.name}.{new_name('npz')}.tmp")
     try:
@@ -226,7 +226,7 @@ def _write_npz(out: Path, arrays: dict) -> None:
 def cmd_generate(args):
     v = discover.runnable_rung(args.version)
     check_workers(v, args.workers, args.envs)
-    check_generate_size(args.envs, args.steps, args.calls, rung=v.name)
+    check_generate_size(args.envs, args.steps, args.calls, rung=v.name, workers=args.workers)
     weights = load_weights(args.weights)
     out = out_path(args.out, ".npz")
     if weights is not None and args.policy != "egreedy":

@@ -65,7 +65,7 @@ def recover(report_dir: Path) -> None:
             shutil.rmtree(old, ignore_errors=True)
         else:
             old.rename(figs)
-    from harness.procutil import owner_alive
+    from versions.v2_multiprocessing.procutil import owner_alive
     for d in report_dir.glob(".render-*"):
         if not owner_alive(d.name):
             shutil.rmtree(d, ignore_errors=True)
@@ -106,7 +106,7 @@ def render(results_dir=None, report_dir=None, update_readme=None, machine=None,
                              f"known: {', '.join(sorted(known)) or 'none'}")
     report_dir.mkdir(parents=True, exist_ok=True)
     recover(report_dir)
-    from harness.procutil import new_name
+    from versions.v2_multiprocessing.procutil import new_name
     tmp = report_dir / f".render-{new_name('report')}"
     try:
         ctx = Context(results_dir, tmp, machine=machine, quick=quick)
