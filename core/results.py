@@ -301,6 +301,18 @@ def source_hash(paths: Iterable[str], root_dir: Path = ROOT) -> str:
 
 
 def _atomic_write(path: Path, text: str) -> None:
+    """Write via a temporary file named with the writer's pid (one a killed writer left is
+    removed by the next write, once that pid is gone), then rename."""
+    for old in path.parent.glob(f".{path.name}.*.tmp"):
+        try:
+            pid = int(old.name.rsplit(".", 2)[-2])
+            os.kill(pid, 0)
+        except (ValueError, IndexError):
+            continue
+        except ProcessLookupError:
+            old.unlink(missing_ok=True)
+        except OSError:
+            continue
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         tmp.write_text(text)

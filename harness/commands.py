@@ -362,7 +362,12 @@ def cmd_new(args):
     files = ({"version.py": NEW_VERSION, "rollout.py": NEW_ROLLOUT} if kind == "rung"
              else {"learner.py": NEW_LEARNER, "impl.py": NEW_LEARNER_IMPL})
     files["NOTES.md"] = NEW_NOTES
-    tmp = base / f".{name}.{os.getpid()}.tmp"
+    from versions.v2_multiprocessing.procutil import new_name, owner_alive
+    for old in base.glob(f".{name}.study-*.tmp"):          # left by a killed `new`
+        if not owner_alive(old.name[:-4]):
+            import shutil
+            shutil.rmtree(old, ignore_errors=True)
+    tmp = base / f".{name}.{new_name('new')}.tmp"
     try:
         tmp.mkdir(parents=True)
         (tmp / "__init__.py").write_text("")

@@ -69,6 +69,9 @@ def recover(report_dir: Path) -> None:
     for d in report_dir.glob(".render-*"):
         if not owner_alive(d.name):
             shutil.rmtree(d, ignore_errors=True)
+    for t in README.parent.glob(f".{README.name}..render-*.tmp"):
+        if not owner_alive(t.name[:-4]):
+            t.unlink(missing_ok=True)
 
 
 def _phase(name: str) -> None:

@@ -95,7 +95,7 @@ def test_v2_worker_stopped_or_killed(when, sig):
         msg = str(e.value).splitlines()[0]
         assert ("stopped" if sig == "SIGSTOP" else "SIGKILL") in msg, msg
         assert f"worker 1 (pid {pids[1]})" in msg
-        assert took < (GRACE + 3 if sig == "SIGSTOP" else 3), took
+        assert took < (GRACE + 5 if sig == "SIGSTOP" else 5), took     # loaded 2-core machine
         if timer:
             timer.join()
     finally:
@@ -120,7 +120,7 @@ def test_v2_hung_worker_hits_the_deadline(monkeypatch, when):
         t0 = time.monotonic()
         with pytest.raises(RuntimeError, match="deadline"):
             gen.generate(4)
-        assert time.monotonic() - t0 < FLOOR + 3
+        assert time.monotonic() - t0 < FLOOR + 6                # the second: a busy grace
         assert gen.last_limit_s == pytest.approx(FLOOR)
     finally:
         gen.close()
@@ -143,7 +143,7 @@ def test_v2_busy_worker_past_the_limit_is_not_killed(monkeypatch):
         t0 = time.monotonic()
         with pytest.raises(RuntimeError, match="deadline"):
             gen.generate(4)
-        assert 2.5 < time.monotonic() - t0 < 3 * FLOOR + 3
+        assert 2.5 < time.monotonic() - t0 < 3 * FLOOR + 6
     finally:
         gen.close()
 
@@ -220,7 +220,7 @@ def test_v6_rank_stopped_or_killed(when, sig):
         msg = str(e.value).splitlines()[0]
         words = ("stopped",) if sig == "SIGSTOP" else ("died", "ended", "exited")
         assert any(w in msg for w in words), msg
-        assert took < GRACE + 4, took
+        assert took < GRACE + 6, took
     finally:
         gen.close()
     assert_v6_clean(gen, sid, dirs)
@@ -241,7 +241,7 @@ def test_v6_hung_rank_hits_the_deadline(monkeypatch, when):
         t0 = time.monotonic()
         with pytest.raises(MPIJobError, match="deadline"):
             gen.generate(4)
-        assert time.monotonic() - t0 < FLOOR + 4
+        assert time.monotonic() - t0 < FLOOR + 6
     finally:
         gen.close()
     assert_v6_clean(gen, sid, dirs)
@@ -278,7 +278,7 @@ def test_actor_process_stopped_or_killed(sig):
         t0 = time.monotonic()
         with pytest.raises(StudyError, match="stopped" if sig == "SIGSTOP" else "SIGKILL"):
             actor.result()
-        assert time.monotonic() - t0 < GRACE + 4
+        assert time.monotonic() - t0 < GRACE + 6
     finally:
         actor.close()
     assert gone(children() - before)
