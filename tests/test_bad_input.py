@@ -254,6 +254,8 @@ CASES = [
     ("train-lr-end-above-lr", [*TRAIN, "--lr-end", "1"], "--lr-end must be"),
     ("train-lr-nan", [*TRAIN, "--lr", "nan"], "--lr must be a finite number"),
     ("train-lr-0", [*TRAIN, "--lr", "0"], "--lr must be"),
+    ("train-lr-huge", [*TRAIN, "--lr", "100"], "--lr must be a finite number in (0, 1]"),
+    ("train-threshold-unreachable", [*TRAIN, "--threshold", "600"], "--threshold must be at most 500"),
     ("train-grad-clip-negative", [*TRAIN, "--grad-clip", "-1"], "--grad-clip must be"),
     ("train-grad-clip-nan", [*TRAIN, "--grad-clip", "nan"], "--grad-clip must be a finite number"),
     ("train-threshold-nan", [*TRAIN, "--threshold", "nan"], "--threshold must be a finite number"),
