@@ -1,4 +1,4 @@
-"""The study's user-facing error."""
+"""The study's user-facing errors."""
 
 
 class StudyError(Exception):
@@ -7,3 +7,13 @@ class StudyError(Exception):
     Raise it with a message that names the argument (or file, or part) and what is
     accepted; never let a traceback reach the user for something they can fix.
     """
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised in the main thread (versions/v2_multiprocessing/procutil.py,
+    install_signal_handlers) so that every clean-up written for Ctrl-C runs for them too;
+    exit status 128 + the signal."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum

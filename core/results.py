@@ -12,17 +12,22 @@ Durability: an append writes a whole line or nothing. The file is locked (flock)
 last line left by a crash is cut off first (and kept in <kind>.jsonl.torn), the line is
 written in a loop that checks how much os.write wrote, then fsync'd; if any of that
 fails (a full disk), the file is truncated back to its old length and StudyError says
-so. Readers skip a malformed line (not JSON, not an object, missing the fields of its
-kind) with one warning on stderr naming the file and line.
+so. Readers skip a malformed line (empty, not JSON, not an object, missing the fields of
+its kind, a field of the wrong type: FIELD_CHECKS) with one warning on stderr naming
+the file and line.
 """
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import hashlib
 import json
+import math
 import os
+import signal
 import sys
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -48,6 +53,32 @@ KIND_FIELDS: Dict[str, Sequence[str]] = {
     "trials": ("trial",),
 }
 _warned: set = set()
+
+
+def _is_num(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _is_count(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+# What a field must hold, where a row has it (a row that breaks one is skipped with a
+# warning, so a hand-edited or corrupted row never reaches a report section).
+FIELD_CHECKS = {
+    **{k: (lambda v: isinstance(v, str), "a string") for k in (
+        "kind", "run_id", "time", "version", "policy", "peer", "learner", "status", "role",
+        "what", "ceiling")},
+    **{k: (_is_count, "a non-negative integer") for k in (
+        "n_envs", "workers", "steps", "threads", "ranks", "requested_steps")},
+    "transitions_per_s": (lambda v: _is_num(v) and v > 0, "a positive number"),
+    **{k: (lambda v: _is_num(v) and v >= 0, "a non-negative number") for k in (
+        "median_s", "update_s", "startup_s")},
+    "value": (_is_num, "a finite number"),
+    "samples_s": (lambda v: isinstance(v, list) and v and all(_is_num(x) for x in v),
+                  "a list of numbers"),
+    "provenance": (lambda v: isinstance(v, dict), "an object"),
+}
 
 
 def root() -> Path:
@@ -86,8 +117,41 @@ def append(kind: str, row: dict, quick: Optional[bool] = None,
     return full
 
 
+_HELD = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@contextlib.contextmanager
+def held_signals(sigs=_HELD):
+    """Ctrl-C, SIGTERM and SIGHUP wait until the block is done, then act as usual. In the
+    main thread their Python handlers are swapped for one that only notes the signal (a
+    signal mask would not do: the kernel hands a process's signal to any thread that does
+    not block it, and Python then raises in the main thread regardless); elsewhere the
+    thread's signal mask holds them."""
+    if threading.current_thread() is not threading.main_thread():
+        old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, set(sigs))
+        try:
+            yield
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
+        return
+    pending = []
+    old = {}
+    try:
+        for s in sigs:
+            old[s] = signal.getsignal(s)
+            signal.signal(s, lambda num, frame: pending.append(num))
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h if h is not None else signal.SIG_DFL)
+        if pending:
+            signal.raise_signal(pending[0])
+
+
 def append_line(path: Path, line: bytes) -> None:
-    """Append one complete line to `path`, or nothing (see the module docstring)."""
+    """Append one complete line to `path`, or nothing (see the module docstring). Ctrl-C
+    and SIGTERM are held off for the few microseconds of the write, so an interrupt
+    lands before or after the row, never inside it."""
     if not line.endswith(b"\n") or b"\n" in line[:-1]:
         raise ValueError("append_line takes exactly one line")
     try:
@@ -97,24 +161,32 @@ def append_line(path: Path, line: bytes) -> None:
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         size = _cut_torn_tail(fd, path)
-        try:
-            done = 0
-            while done < len(line):
-                n = os.write(fd, line[done:])
-                if n <= 0:
-                    raise OSError(errno.EIO, "write wrote nothing")
-                done += n
-            os.fsync(fd)
-        except OSError as e:
-            try:
-                os.ftruncate(fd, size)          # nothing half-written stays behind
-                os.fsync(fd)
-            except OSError:
-                pass
-            raise StudyError(f"results: could not append a row to {path} ({e.strerror or e}); "
-                             f"the row was not written and the file is as it was")
+        with held_signals():
+            _write_all(fd, path, line, size)
     finally:
         os.close(fd)                            # releases the lock
+
+
+def _write_all(fd: int, path: Path, line: bytes, size: int) -> None:
+    """Write the whole line and fsync, or truncate the file back to `size`."""
+    try:
+        done = 0
+        while done < len(line):
+            n = os.write(fd, line[done:])
+            if n <= 0:
+                raise OSError(errno.EIO, "write wrote nothing")
+            done += n
+        os.fsync(fd)
+    except BaseException as e:
+        try:
+            os.ftruncate(fd, size)              # nothing half-written stays behind
+            os.fsync(fd)
+        except OSError:
+            pass
+        if not isinstance(e, OSError):
+            raise
+        raise StudyError(f"results: could not append a row to {path} ({e.strerror or e}); "
+                         f"the row was not written and the file is as it was")
 
 
 def _cut_torn_tail(fd: int, path: Path) -> int:
@@ -148,9 +220,15 @@ def load(kind: str, machine_name: Optional[str] = None, quick: bool = False,
         return []
     need = BASE_FIELDS + tuple(KIND_FIELDS.get(kind, ()))
     rows = []
-    with open(p, "rb") as f:
+    try:
+        f = open(p, "rb")
+    except OSError as e:
+        _warn(p, 0, f"cannot be read: {e.strerror}")
+        return []
+    with f:
         for i, raw in enumerate(f, start=1):
             if not raw.strip():
+                _warn(p, i, "an empty line")
                 continue
             why = None
             try:
@@ -166,6 +244,11 @@ def load(kind: str, machine_name: Optional[str] = None, quick: bool = False,
                     missing = [k for k in need if k not in r]
                     if missing:
                         why = f"missing {', '.join(missing)}"
+                    else:
+                        bad = [f"{k} is not {text}" for k, (ok, text) in FIELD_CHECKS.items()
+                               if k in r and not ok(r[k])]
+                        if bad:
+                            why = "; ".join(bad[:2])
             if why:
                 _warn(p, i, why)
                 continue
@@ -190,7 +273,9 @@ def machines(directory: Optional[Path] = None) -> List[dict]:
             continue
         try:
             desc = json.loads((d / "machine.json").read_text())
-        except (OSError, json.JSONDecodeError):
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            desc = {"id": d.name}
+        if not isinstance(desc, dict):
             desc = {"id": d.name}
         newest = max((f.stat().st_mtime for f in d.glob("*.jsonl")), default=0.0)
         out.append({"id": d.name, "description": desc, "newest": newest})
@@ -216,6 +301,18 @@ def source_hash(paths: Iterable[str], root_dir: Path = ROOT) -> str:
 
 
 def _atomic_write(path: Path, text: str) -> None:
+    """Write via a temporary file named with the writer's pid (one a killed writer left is
+    removed by the next write, once that pid is gone), then rename."""
+    for old in path.parent.glob(f".{path.name}.*.tmp"):
+        try:
+            pid = int(old.name.rsplit(".", 2)[-2])
+            os.kill(pid, 0)
+        except (ValueError, IndexError):
+            continue
+        except ProcessLookupError:
+            old.unlink(missing_ok=True)
+        except OSError:
+            continue
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         tmp.write_text(text)

@@ -4,8 +4,13 @@ Built-in commands live in harness/commands.py; any module harness/cmd_*.py that 
 `register(subparsers)` adds its own (train, peers, ...), so extensions need not edit this file.
 
 Exit status: 0 success, 1 a run that did not succeed (not solved, a verification failed),
-2 bad input or a part that cannot run here (one line on stderr), 130 interrupted.
-An unexpected error is one line too (STUDY_DEBUG=1 prints the traceback).
+2 bad input or a part that cannot run here (one line on stderr), 130 interrupted (Ctrl-C),
+143 terminated (SIGTERM; 129 for SIGHUP). An unexpected error is one line too
+(STUDY_DEBUG=1 prints the traceback). Every error message is printed as one line.
+
+Before a command runs, whatever a killed earlier run left behind (shared-memory segments,
+temporary folders, named with their owner's pid) is removed if its owner is dead
+(versions/v2_multiprocessing/procutil.py).
 """
 from __future__ import annotations
 
@@ -15,8 +20,8 @@ import pkgutil
 import sys
 from pathlib import Path
 
-from core.errors import StudyError
-from .cli_util import Parser
+from core.errors import StudyError, Terminated
+from .cli_util import Parser, one_line
 
 
 def build_parser():
@@ -29,24 +34,48 @@ def build_parser():
     here = Path(__file__).parent
     for m in sorted(pkgutil.iter_modules([str(here)]), key=lambda m: m.name):
         if m.name.startswith("cmd_"):
-            mod = importlib.import_module(f"harness.{m.name}")
+            try:
+                mod = importlib.import_module(f"harness.{m.name}")
+            except Exception as e:       # one broken extension must not cost every command
+                print(one_line(f"warning: harness/{m.name}.py does not import "
+                               f"({type(e).__name__}: {e}); its command is missing"), file=sys.stderr)
+                continue
             if hasattr(mod, "register"):
                 mod.register(sub)
     return parser
 
 
 def main(argv=None):
+    from versions.v2_multiprocessing import procutil
+    procutil.install_signal_handlers()
+    try:
+        return _main(argv)
+    except Terminated as e:               # a SIGTERM that arrived outside a command
+        return 128 + e.signum
+    except KeyboardInterrupt:
+        return 130
+
+
+def _main(argv=None):
+    from versions.v2_multiprocessing import procutil
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as e:                  # argparse: --help (0) or bad input (2)
         return e.code if isinstance(e.code, int) else 2
     try:
+        procutil.sweep()
+    except Exception:                      # tidying up must never stop a command
+        pass
+    try:
         return args.func(args) or 0
     except StudyError as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(one_line(f"error: {e}"), file=sys.stderr)
         return 2
+    except Terminated as e:
+        print(f"terminated by signal {e.signum}; results written so far are kept", file=sys.stderr)
+        return 128 + e.signum
     except KeyboardInterrupt:
-        print("\ninterrupted; results written so far are kept", file=sys.stderr)
+        print("interrupted; results written so far are kept", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 1
@@ -57,7 +86,8 @@ def main(argv=None):
         if os.environ.get("STUDY_DEBUG"):
             raise
         msg = str(e).strip().splitlines()[0] if str(e).strip() else ""
-        print(f"error: {type(e).__name__}: {msg} (STUDY_DEBUG=1 shows the traceback)", file=sys.stderr)
+        print(one_line(f"error: {type(e).__name__}: {msg} (STUDY_DEBUG=1 shows the traceback)"),
+              file=sys.stderr)
         return 1
 
 

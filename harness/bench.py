@@ -56,7 +56,7 @@ def register(sub):
                    help="seconds of timed calls per configuration, in (0, 3600]")
     p.add_argument("--json", action="store_true", help="print measured rows as JSON lines")
     p.add_argument("--no-sweep", action="store_true", help="skip the sweep over N")
-    p.add_argument("--stages", default="all",
+    p.add_argument("--stages", default="all", type=_stages_arg,
                    help="extra stages after the versions: all, none, or comma-separated names")
     p.set_defaults(func=cmd_bench)
 
@@ -69,6 +69,15 @@ def register(sub):
     p.add_argument("--budget", type=bounded_float("--budget", 0.0, 3600.0, lo_open=True), default=2.0)
     p.add_argument("--seed", type=seed_int, default=0)
     p.set_defaults(func=cmd_measure)
+
+
+def _stages_arg(s: str) -> str:
+    import argparse
+    if not isinstance(s, str) or not s.strip() or len(s) > 300 or not s.isascii() \
+            or any(not part.strip() for part in s.split(",")):
+        raise argparse.ArgumentTypeError(f"--stages must be all, none, or comma-separated stage "
+                                         f"names, got {s!r}")
+    return ",".join(part.strip() for part in s.split(","))
 
 
 def thread_env(version: Rung, workers: int) -> dict:
@@ -112,6 +121,35 @@ def plan(versions: List[Rung], args) -> List[Config]:
     return configs
 
 
+def check_plan(versions: List[Rung], args) -> None:
+    """Refuse, before anything runs or is written, a bench that would silently measure
+    nothing or too much: --workers no selected rung can use, and shapes whose memory does
+    not fit (each configuration runs alone, so the largest one counts)."""
+    from .commands import check_workers
+    if args.workers:
+        parallel = [v for v in versions if v.parallel]
+        if not parallel:
+            raise StudyError(f"--workers is for parallel rungs; none of "
+                             f"{', '.join(v.name for v in versions)} has workers")
+        for w in args.workers:
+            usable = [v for v in parallel if w <= v.workers_limit()]
+            if not usable:
+                limits = ", ".join(f"{v.name} {v.workers_limit()}" for v in parallel)
+                raise StudyError(f"--workers {w} exceeds what every selected rung accepts ({limits})")
+    steps = args.steps or 32
+    ladder = set(args.envs or [n for n, _ in DEFAULT_SHAPES])
+    shapes = ladder | set(SWEEP_N if not (args.no_sweep or args.envs) else [])
+    for v in versions:
+        for n in sorted(shapes):
+            if n in ladder and v.parallel == "workers" and args.workers:
+                for w in args.workers:
+                    if w <= v.workers_limit():
+                        check_workers(v, w, n)
+            w = max(args.workers or [1]) if v.parallel else 1
+            check_generate_size(n, steps, rung=v.name, workers=min(w, v.workers_limit()),
+                                what=f"{v.name} at N={n} x T={steps}")
+
+
 def run_one(v: Rung, c: Config, budget: float) -> dict:
     cmd = [sys.executable, "-m", "harness", "measure", "--version", c.version,
            "--policy", c.policy, "--envs", str(c.n_envs), "--steps", str(c.steps),
@@ -132,8 +170,9 @@ def cmd_measure(args):
     from core.api import GenConfig
     from .commands import check_workers
     v = discover.runnable_rung(args.version)
-    check_workers(v, args.workers)
-    check_generate_size(args.envs, args.steps)
+    check_workers(v, args.workers, args.envs)
+    check_generate_size(args.envs, args.steps, rung=v.name, workers=args.workers,
+                        what=f"{v.name} at N={args.envs} x T={args.steps}")
     cfg = GenConfig(n_envs=args.envs, seed=args.seed, policy=args.policy, workers=args.workers)
     from core.measure import time_generator
     row = time_generator(lambda: v.make_generator(cfg), args.envs, args.steps,
@@ -169,8 +208,10 @@ def cmd_bench(args):
     if wanted and not wanted <= stages:
         raise StudyError(f"--stages: unknown stage(s) {', '.join(sorted(wanted - stages))}; "
                          f"known: all, none, {', '.join(sorted(stages))}")
-    for n in args.envs or []:
-        check_generate_size(n, args.steps or 32)
+    if wanted and (args.version or args.envs):
+        raise StudyError("--stages runs only in a bench of every version at the default shapes; "
+                         "drop --version/--envs, or use --stages none")
+    check_plan(versions, args)
     quick = args.quick
     budget = args.budget or (0.4 if quick else 1.5)
     out = sys.stdout

@@ -37,7 +37,8 @@ def register(sub):
     p = sub.add_parser("ceilings", help="measure memory bandwidth and float32 GEMM peak")
     p.add_argument("--quick", action="store_true")
     p.add_argument("--probe", choices=["gemm", "bandwidth"], help=argparse_suppress())
-    p.add_argument("--threads", type=int, default=1, help=argparse_suppress())
+    from .cli_util import positive_int
+    p.add_argument("--threads", type=positive_int("--threads", 1024), default=1, help=argparse_suppress())
     p.set_defaults(func=cmd_ceilings)
 
 
@@ -139,6 +140,8 @@ def probe_fma(threads, quick):
 
 
 def cmd_ceilings(args):
+    from .cli_util import check_threads
+    check_threads(args.threads)
     if args.probe == "gemm":
         print(json.dumps(probe_gemm(args.quick)))
         return 0

@@ -22,7 +22,6 @@ import json
 import os
 import statistics
 import subprocess
-import tempfile
 import time
 
 from core import results
@@ -58,8 +57,11 @@ def _v6():
 def measure_gather(quick: bool, progress=None):
     """Rows from `mpirun -n 2 v6_mpi_rank --bench-gather`."""
     from versions.v6_mpi import launcher
-    tmp = tempfile.mkdtemp(prefix="v6mpi-bench-")
-    shm = tempfile.mkdtemp(prefix="v6mpi-bench-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
+    from versions.v2_multiprocessing.procutil import new_name, shm_dir, tmp_dir
+    tmp = str(tmp_dir() / new_name("v6bench"))            # owner-tagged: swept if we are killed
+    shm = str((shm_dir() or tmp_dir()) / new_name("v6bench"))
+    os.mkdir(tmp, 0o700)
+    os.mkdir(shm, 0o700)
     cmd = launcher.mpirun_args(2) + [str(launcher.RANK_EXE), "--bench-gather"] + (["--quick"] if quick else [])
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          env=launcher.mpi_env(tmp, shm), start_new_session=True, stdin=subprocess.DEVNULL)

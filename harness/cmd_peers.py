@@ -18,12 +18,33 @@ from pathlib import Path
 from typing import Callable, List, Optional
 
 from core.api import POLICIES, StudyError
-from .cli_util import positive_int
+from .cli_util import MAX_TRANSITIONS, check_memory, positive_int
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH_STAGE = (30, "Peers")
 SHAPES = ((20, 32), (4096, 32))          # the bench's default and large configurations
 PACKAGES = ("gymnasium", "envpool", "jax", "jaxlib", "gymnax", "torch", "numpy")
+
+
+# Peak memory of one peer child (measured: Gymnasium's CartPole env ~2.7 KB each as
+# gym.make builds it; JAX and torch imports ~0.5 GB): a base, a generous per-env cost
+# and the batch buffer twice (the buffer and the row's copies).
+PEER_BASE_BYTES = 600 << 20
+PEER_ENV_BYTES = 8 << 10
+MAX_PEER_ENVS = 1 << 24
+
+
+def peer_peak_bytes(n_envs: int, steps: int) -> int:
+    from core.spec import BATCH
+    return PEER_BASE_BYTES + n_envs * PEER_ENV_BYTES + 2 * n_envs * steps * BATCH.bytes_per_transition
+
+
+def check_shape(n_envs: int, steps: int) -> None:
+    """Refused before any child starts: sizes beyond the caps or this machine's memory."""
+    if n_envs * steps > MAX_TRANSITIONS:
+        raise StudyError(f"--envs x --steps = {n_envs * steps:,} transitions per call; at most "
+                         f"{MAX_TRANSITIONS:,}")
+    check_memory(peer_peak_bytes(n_envs, steps), f"a peer with N={n_envs} x T={steps}")
 
 
 def peer_names() -> List[str]:
@@ -83,6 +104,7 @@ def run_one(peer: str, n_envs: int, steps: int, policy: str, quick: bool = False
     t0 = time.perf_counter()
     # Its own session (process group), so that on a time-out, Ctrl-C or a crash every
     # process it started (AsyncVectorEnv's workers) goes with it.
+    check_shape(n_envs, steps)
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
@@ -175,6 +197,13 @@ def cmd_peers(args):
     shapes = SHAPES
     if args.envs or args.steps:
         shapes = ((args.envs or 20, args.steps or 32),)
+    for n, t in shapes:
+        check_shape(n, t)
+        if names and "gym_async" in names:
+            from peers.gym_peers import ASYNC_MAX_ENVS
+            if n > ASYNC_MAX_ENVS:
+                raise StudyError(f"--peer gym_async runs one process per environment: --envs must be "
+                                 f"at most {ASYNC_MAX_ENVS}, got {n}")
     policies = (args.policy,) if args.policy else POLICIES
     from .progress import Progress
     prog = Progress("peers")
@@ -198,8 +227,8 @@ def register(sub):
     p.add_argument("--peer", action="append", help="peer name (repeatable); default all")
     p.add_argument("--json", action="store_true", help="print the rows as JSON lines")
     p.add_argument("--quick", action="store_true", help="fewer repeats, shorter budget")
-    p.add_argument("--envs", type=positive_int("--envs"), help="one shape: N environments")
-    p.add_argument("--steps", type=positive_int("--steps"), help="one shape: T steps per call")
+    p.add_argument("--envs", type=positive_int("--envs", MAX_PEER_ENVS), help="one shape: N environments")
+    p.add_argument("--steps", type=positive_int("--steps", MAX_TRANSITIONS), help="one shape: T steps per call")
     p.add_argument("--policy", choices=POLICIES, help="one workload; default both")
     p.add_argument("--no-save", action="store_true", help="print only; write no rows")
     p.set_defaults(func=cmd_peers)

@@ -11,7 +11,8 @@ import numpy as np
 from core import discover, results
 from core.errors import StudyError
 
-from .cli_util import add_dataclass_args, config_from_args, out_path, positive_int
+from .cli_util import (add_dataclass_args, check_memory, check_threads, config_from_args,
+                       out_path, positive_int)
 
 
 def register(sub):
@@ -29,36 +30,66 @@ def register(sub):
     p.set_defaults(func=cmd_train)
 
 
-def check_config(cfg):
-    """Everything about a run that can be refused before it starts."""
+def check_config(cfg, seeds: int = 1, processes: int = 1, out_weights=None):
+    """Everything about a run that can be refused before it starts, cheapest first (the
+    ranges, the memory, then the rung and learner, whose availability checks import
+    torch or Numba)."""
     from training.loop import resolve
     from .commands import check_workers
-    cfg = resolve(cfg)
-    v = discover.runnable_rung(cfg.version)
-    lr = discover.runnable_learner(cfg.learner)
-    cfg = replace(cfg, version=v.name, learner=lr.name)
-    check_workers(v, cfg.workers)
+    if not cfg.version:
+        raise StudyError("--version is required: the rung that generates, e.g. v5b_simd")
     cfg.check()
-    if cfg.seed + 0 >= 2 ** 64:
-        raise StudyError("--seed must be in [0, 2^64)")
-    try:
-        ncpu = len(__import__("os").sched_getaffinity(0))
-    except AttributeError:
-        ncpu = __import__("os").cpu_count() or 1
-    if cfg.threads > 4 * ncpu:
-        raise StudyError(f"--threads must be at most {4 * ncpu} (4 x the {ncpu} cores here), "
-                         f"got {cfg.threads}")
-    return cfg
+    from core.spec import CARTPOLE
+    top = CARTPOLE.max_episode_steps                      # a CartPole-v1 episode returns at most this
+    if cfg.threshold > top:
+        raise StudyError(f"--threshold must be at most {top} (the most an episode of "
+                         f"{CARTPOLE.name} can return), got {cfg.threshold:g}")
+    if cfg.lr > 1.0:
+        raise StudyError(f"--lr must be a finite number in (0, 1], got {cfg.lr:g}")
+    check_threads(cfg.threads)
+    if cfg.seed + seeds - 1 >= 2 ** 64:
+        raise StudyError("--seed + --seeds - 1 must stay below 2^64")
+    if seeds > 1 and out_weights:
+        raise StudyError("--out-weights saves one run's policy; it cannot be combined with --seeds")
+    out = out_path(out_weights, ".npz", "--out-weights") if out_weights else None
+    v = discover.get_rung(cfg.version)
+    cfg = replace(cfg, version=v.name)
+    check_workers(v, cfg.workers, cfg.envs)
+    concurrent = min(processes, seeds) if seeds > 1 else 1
+    check_memory(train_peak_bytes(cfg, concurrent),
+                 f"training ({concurrent} run(s) at once, replay --buffer-size {cfg.buffer_size}, "
+                 f"--hidden {cfg.hidden}, N={cfg.envs} x T={cfg.steps})")
+    if cfg.learner:
+        discover.get_learner(cfg.learner)
+    discover.runnable_rung(v.name)
+    cfg = resolve(cfg)
+    lr = discover.runnable_learner(cfg.learner)
+    return replace(cfg, learner=lr.name), out
+
+
+def train_peak_bytes(cfg, concurrent: int = 1) -> int:
+    """Peak memory of `concurrent` training runs of cfg: the learner's interpreter and
+    torch (~0.4 GB), its networks (policy, target, gradients and two AdamW moments: 5
+    copies), the replay rows it can fill, and the generator (twice when pipelined: the
+    actor process has its own interpreter)."""
+    from core.spec import REPLAY
+    from .cli_util import generate_peak_bytes
+    rows = min(cfg.buffer_size, cfg.max_rounds * cfg.envs * cfg.steps)
+    h = cfg.hidden
+    params = 4 * h + h + h * h + h + 2 * h + 2
+    gen = generate_peak_bytes(cfg.envs, cfg.steps, 1, cfg.version, cfg.workers)
+    acts = cfg.batch_size * (4 + 2 * h + 2) * 4 * 6     # activations and their gradients, x2 nets
+    one = ((400 << 20) + 5 * 4 * params + acts + rows * REPLAY.width * 4
+           + gen * (2 if cfg.pipelined else 1))
+    return int(one * concurrent)
 
 
 def cmd_train(args):
     from training.config import TrainConfig
     from training.loop import run_parallel, train
     from .progress import Progress
-    cfg = check_config(config_from_args(TrainConfig, args))
-    out = out_path(args.out_weights, ".npz", "--out-weights") if args.out_weights else None
-    if args.seeds > 1 and cfg.seed + args.seeds - 1 >= 2 ** 64:
-        raise StudyError(f"--seed + --seeds - 1 must stay below 2^64")
+    cfg, out = check_config(config_from_args(TrainConfig, args), args.seeds, args.processes,
+                            args.out_weights)
     prog = Progress("train")
     if args.seeds > 1:
         cfgs = [replace(cfg, seed=cfg.seed + i).to_dict() for i in range(args.seeds)]

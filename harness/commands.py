@@ -10,10 +10,11 @@ from pathlib import Path
 import numpy as np
 
 from core import discover
-from core.api import POLICIES, GenConfig, StudyError, check_weights
+from core.api import POLICIES, WEIGHT_KEYS, GenConfig, StudyError, check_weights
 from core.learner import LearnConfig
 
-from .cli_util import (check_generate_size, epsilon_float, out_path, positive_int, seed_int)
+from .cli_util import (check_generate_size, epsilon_float, in_file, out_path, positive_int,
+                       seed_int)
 from .progress import Progress
 
 
@@ -55,6 +56,8 @@ def register(sub):
     p.add_argument("--machine", help="machine id (a folder of results/); default: the newest")
     p.add_argument("--quick", action="store_true",
                    help="render the machine's quick rows into report/quick/ (a preview)")
+    p.add_argument("--report-dir", help="render into this folder instead of report/ "
+                   "(default: $STUDY_REPORT_DIR, else report/); the README is then left alone")
     p.set_defaults(func=cmd_report)
 
 
@@ -71,26 +74,65 @@ def add_generator_args(p, version_required=True):
                    help="workers / threads / ranks, for rungs that have them")
 
 
-def load_weights(path):
+MAX_HIDDEN = 4096                   # as LearnConfig's hidden: a larger network is a typo
+
+
+def load_weights(path, what: str = "--weights"):
+    """The six arrays of a weights .npz, validated (core.api.check_weights) before any
+    work: every member's .npy header is read first, so an object array (a pickle), a
+    zip that is not an .npz or an array too large to be a Q-network is refused without
+    being loaded."""
     if path is None:
         return None
-    p = Path(path)
-    if not p.is_file():
-        raise StudyError(f"--weights: file '{path}' does not exist")
+    import zipfile
+    p = in_file(path, what, max_bytes=256 << 20)
+    if not zipfile.is_zipfile(p):
+        raise StudyError(f"{what}: '{path}' is not a readable .npz (not a zip of .npy arrays)")
+    limit = MAX_HIDDEN * MAX_HIDDEN
     try:
-        with np.load(p, allow_pickle=False) as z:
-            data = {k: z[k] for k in z.files}
+        with zipfile.ZipFile(p) as zf:
+            for info in zf.infolist():
+                name = info.filename
+                if not name.endswith(".npy"):
+                    raise StudyError(f"{what}: '{path}' is not a readable .npz: member {name!r} is not "
+                                     f"a .npy array")
+                with zf.open(info) as f:
+                    version = np.lib.format.read_magic(f)
+                    if version == (1, 0):
+                        shape, _, dtype = np.lib.format.read_array_header_1_0(f)
+                    else:
+                        shape, _, dtype = np.lib.format.read_array_header_2_0(f)
+                if dtype.hasobject:
+                    raise StudyError(f"{what}: '{path}': {name[:-4]} holds Python objects (a pickle); "
+                                     f"need float32 arrays")
+                if int(np.prod(shape, dtype=np.float64)) > limit:
+                    raise StudyError(f"{what}: '{path}': {name[:-4]} has shape {list(shape)}; too large "
+                                     f"for a Q-network (hidden size at most {MAX_HIDDEN})")
+            with np.load(p, allow_pickle=False) as z:
+                missing = [k for k in WEIGHT_KEYS if k not in z.files]
+                if missing:
+                    raise StudyError(f"{what}: '{path}' is missing key(s) {', '.join(missing)}; "
+                                     f"need {' '.join(WEIGHT_KEYS)}")
+                data = {k: z[k] for k in WEIGHT_KEYS}
+    except StudyError:
+        raise
     except Exception as e:
-        raise StudyError(f"--weights: '{path}' is not a readable .npz ({type(e).__name__})")
-    return check_weights(data)
+        raise StudyError(f"{what}: '{path}' is not a readable .npz ({type(e).__name__})")
+    w = check_weights(data)
+    if w["w1"].shape[0] > MAX_HIDDEN:
+        raise StudyError(f"{what}: hidden size {w['w1'].shape[0]}; at most {MAX_HIDDEN}")
+    return w
 
 
-def check_workers(rung, workers):
+def check_workers(rung, workers, n_envs=None):
     if not rung.parallel and workers != 1:
         raise StudyError(f"{rung.name} has no parallelism: --workers must be 1, got {workers}")
     limit = rung.workers_limit()
     if workers > limit:
         raise StudyError(f"--workers must be in [1, {limit}] for {rung.name} ({rung.parallel}), got {workers}")
+    if n_envs is not None and rung.parallel == "workers" and workers > n_envs:
+        raise StudyError(f"--workers must be at most --envs ({n_envs}) for {rung.name}: each worker "
+                         f"process needs at least one environment, got {workers}")
 
 
 def cmd_list(args):
@@ -166,8 +208,11 @@ def cmd_verify_learners(args):
 
 
 def _write_npz(out: Path, arrays: dict) -> None:
-    """Write .npz atomically: a temporary file in the same folder, then rename."""
-    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    """Write .npz atomically: a temporary file in the same folder (named with its owner, so
+    the next write there removes one a killed run left), then rename."""
+    from versions.v2_multiprocessing.procutil import new_name, sweep_tmp_files
+    sweep_tmp_files(out.parent, out.name)
+    tmp = out.with_name(f".{out.name}.{new_name('npz')}.tmp")
     try:
         with tmp.open("wb") as f:
             np.savez(f, **arrays)
@@ -180,8 +225,8 @@ def _write_npz(out: Path, arrays: dict) -> None:
 
 def cmd_generate(args):
     v = discover.runnable_rung(args.version)
-    check_workers(v, args.workers)
-    check_generate_size(args.envs, args.steps, args.calls)
+    check_workers(v, args.workers, args.envs)
+    check_generate_size(args.envs, args.steps, args.calls, rung=v.name, workers=args.workers)
     weights = load_weights(args.weights)
     out = out_path(args.out, ".npz")
     if weights is not None and args.policy != "egreedy":
@@ -206,8 +251,11 @@ def cmd_generate(args):
 
 def cmd_learn(args):
     from .learner_verify import run_learner
-    lr = discover.runnable_learner(args.learner)
+    from .cli_util import check_threads
+    discover.get_learner(args.learner)
+    check_threads(args.threads)
     out = out_path(args.out, ".npz")
+    lr = discover.runnable_learner(args.learner)
     cfg = LearnConfig(seed=args.seed, threads=args.threads,
                       device="cpu" if lr.device == "cpu" else "cuda").check_learn()
     t0 = time.perf_counter()
@@ -294,12 +342,12 @@ goes (profiled).
 def cmd_new(args):
     import re
     name = args.name
-    if not isinstance(name, str) or not re.fullmatch(r"[vl](\d+)([a-z]?)_[a-z0-9_]+", name) \
-            or len(name) > 64:
+    if not isinstance(name, str) or len(name) > 64 \
+            or not re.fullmatch(r"[vl](\d+)([a-z]?)_[a-z0-9_]+", name, flags=re.ASCII):
         raise StudyError(f"name must look like v9_mine (a rung) or l9_mine (a learner): a letter v "
                          f"or l, a number, an optional letter, _, lower-case words (at most 64 "
                          f"characters); got {name!r}")
-    m = re.fullmatch(r"[vl](\d+)([a-z]?)_.*", name)
+    m = re.fullmatch(r"[vl](\d+)([a-z]?)_.*", name, flags=re.ASCII)
     number = m.group(1) + m.group(2)
     kind = "rung" if name[0] == "v" else "learner"
     base = discover.VERSIONS_DIR if kind == "rung" else discover.LEARNERS_DIR
@@ -314,7 +362,12 @@ def cmd_new(args):
     files = ({"version.py": NEW_VERSION, "rollout.py": NEW_ROLLOUT} if kind == "rung"
              else {"learner.py": NEW_LEARNER, "impl.py": NEW_LEARNER_IMPL})
     files["NOTES.md"] = NEW_NOTES
-    tmp = base / f".{name}.{os.getpid()}.tmp"
+    from versions.v2_multiprocessing.procutil import new_name, owner_alive
+    for old in base.glob(f".{name}.study-*.tmp"):          # left by a killed `new`
+        if not owner_alive(old.name[:-4]):
+            import shutil
+            shutil.rmtree(old, ignore_errors=True)
+    tmp = base / f".{name}.{new_name('new')}.tmp"
     try:
         tmp.mkdir(parents=True)
         (tmp / "__init__.py").write_text("")
@@ -333,6 +386,28 @@ def cmd_new(args):
 
 
 def cmd_report(args):
+    from core import results
+    from .cli_util import _path_text
+    report_dir = args.report_dir or os.environ.get("STUDY_REPORT_DIR") or None
+    if report_dir is not None:
+        _path_text(report_dir, "--report-dir")
+        d = Path(report_dir)
+        if d.exists() and not d.is_dir():
+            raise StudyError(f"--report-dir '{report_dir}' is a file, not a folder")
+        if not d.parent.is_dir():
+            raise StudyError(f"--report-dir '{report_dir}': folder '{d.parent}' does not exist")
+    base = results.root()
+    if base.exists() and not base.is_dir():
+        raise StudyError(f"the results folder '{base}' (STUDY_RESULTS_DIR) is a file")
+    if args.machine is not None:
+        _path_text(args.machine, "--machine")
+        known = {m["id"] for m in results.machines()}
+        if args.machine not in known:
+            raise StudyError(f"--machine '{args.machine}' has no rows in {base}; known: "
+                             f"{', '.join(sorted(known)) or 'none'}")
+    if not base.exists():
+        raise StudyError(f"the results folder '{base}' does not exist (STUDY_RESULTS_DIR, else "
+                         f"results/); run the bench first")
     from report.render import render
-    path = render(machine=args.machine, quick=args.quick)
+    path = render(machine=args.machine, quick=args.quick, report_dir=report_dir)
     print(f"wrote {path}")

@@ -49,18 +49,65 @@ def measure(peer, n_envs, steps, policy, seed=0, budget_s=1.0, min_repeats=3,
     return row
 
 
+MAX_TRANSITIONS = 1 << 28
+
+
+def _die_with_parent() -> None:
+    """The harness starts this in a session of its own (so that a time-out kills all it
+    started); it must still die with the harness, whatever kills the harness."""
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, 9, 0, 0, 0)     # PR_SET_PDEATHSIG, SIGKILL
+    except Exception:
+        pass
+
+
+def _count(name, hi, lo=1):
+    def parse(s):
+        try:
+            v = int(s) if str(s).isascii() else None
+        except ValueError:
+            v = None
+        if v is None or not lo <= v <= hi:
+            raise argparse.ArgumentTypeError(f"{name} must be an integer in [{lo}, {hi:,}], got {s!r}")
+        return v
+    return parse
+
+
+def _budget(s):
+    try:
+        v = float(s) if str(s).isascii() else float("nan")
+    except ValueError:
+        v = float("nan")
+    if not 0 < v <= 3600:                     # refuses nan too
+        raise argparse.ArgumentTypeError(f"--budget must be a finite number in (0, 3600], got {s!r}")
+    return v
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        print(f"{self.prog}: error: {message}".replace("\n", "\\n"), file=sys.stderr)
+        sys.exit(2)
+
+
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m peers.child")
-    ap.add_argument("--peer", required=True)
-    ap.add_argument("--envs", type=int, required=True)
-    ap.add_argument("--steps", type=int, required=True)
-    ap.add_argument("--policy", default="random")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--budget", type=float, default=1.0)
-    ap.add_argument("--min-repeats", type=int, default=3)
-    ap.add_argument("--max-repeats", type=int, default=20)
-    ap.add_argument("--threads", type=int, default=None)
+    _die_with_parent()
+    import peers
+    ap = _Parser(prog="python -m peers.child")
+    ap.add_argument("--peer", required=True, choices=peers.NAMES)
+    ap.add_argument("--envs", type=_count("--envs", 1 << 24), required=True)
+    ap.add_argument("--steps", type=_count("--steps", MAX_TRANSITIONS), required=True)
+    ap.add_argument("--policy", default="random", choices=("random", "egreedy"))
+    ap.add_argument("--seed", type=_count("--seed", 2 ** 32 - 1, lo=0), default=0)
+    ap.add_argument("--budget", type=_budget, default=1.0)
+    ap.add_argument("--min-repeats", type=_count("--min-repeats", 10_000), default=3)
+    ap.add_argument("--max-repeats", type=_count("--max-repeats", 10_000), default=20)
+    ap.add_argument("--threads", type=_count("--threads", 1024), default=None)
     a = ap.parse_args(argv)
+    if a.envs * a.steps > MAX_TRANSITIONS:
+        ap.error(f"--envs x --steps must be at most {MAX_TRANSITIONS:,}")
+    if a.min_repeats > a.max_repeats:
+        ap.error("--min-repeats must be at most --max-repeats")
     warnings.simplefilter("ignore")
     t0 = time.perf_counter()
     try:

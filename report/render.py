@@ -5,9 +5,10 @@ section; they are concatenated in ORDER. A section that fails is replaced by a l
 saying so, so one broken section never costs the rest of the report. The README's
 headline table (between the headline markers) is refreshed from the same rows.
 
-The report is rendered into a temporary folder and swapped in with SIGINT and SIGTERM
-held off, so an interrupt leaves the previous report whole; a swap cut short by SIGKILL
-is completed (or undone) by the next render.
+The report is rendered into a temporary folder and swapped in with SIGINT, SIGTERM and
+SIGHUP held off, so an interrupt leaves either the previous report whole or the new one;
+a swap cut short by SIGKILL is completed by the next render (a journal file names the
+new report once it is whole; see _swap).
 """
 from __future__ import annotations
 
@@ -16,7 +17,6 @@ import os
 import pkgutil
 import re
 import shutil
-import signal
 import sys
 import traceback
 from pathlib import Path
@@ -41,34 +41,79 @@ def sections():
     return sorted(found)
 
 
+JOURNAL = ".swap"          # names the rendered folder while it is being swapped in
+
+
 def recover(report_dir: Path) -> None:
-    """Finish or undo a swap that a SIGKILL cut short; remove stale temporary folders."""
-    figs, old = report_dir / "figures", report_dir / ".figures.old"
+    """Finish a swap that a SIGKILL cut short, and remove renders of dead processes.
+
+    The swap (see _swap) writes the journal only once the new report is whole in its
+    temporary folder, so a journal means: roll forward to the new report. Without one, a
+    left-over `.figures.old` is the previous figures (restored if `figures` is missing)."""
+    figs, old, journal = report_dir / "figures", report_dir / ".figures.old", report_dir / JOURNAL
+    if journal.exists():
+        try:
+            tmp = report_dir / journal.read_text().strip()
+        except OSError:
+            tmp = None
+        if tmp is not None and tmp.parent == report_dir and tmp.is_dir():
+            _apply(tmp, report_dir)
+        else:
+            journal.unlink(missing_ok=True)
     if old.exists():
         if figs.exists():
             shutil.rmtree(old, ignore_errors=True)
         else:
             old.rename(figs)
+    from versions.v2_multiprocessing.procutil import owner_alive
     for d in report_dir.glob(".render-*"):
-        try:
-            pid = int(d.name.split("-")[1])
-            os.kill(pid, 0)
-            continue                       # a render in progress in another process
-        except (ValueError, IndexError, ProcessLookupError, PermissionError):
+        if not owner_alive(d.name):
             shutil.rmtree(d, ignore_errors=True)
+    for t in README.parent.glob(f".{README.name}..render-*.tmp"):
+        if not owner_alive(t.name[:-4]):
+            t.unlink(missing_ok=True)
+
+
+def _phase(name: str) -> None:
+    """Test hook: with STUDY_RENDER_PAUSE naming this phase (comma-separated), say so on
+    stderr and pause a second, so that a test can interrupt the render right there."""
+    wanted = os.environ.get("STUDY_RENDER_PAUSE", "")
+    if name in wanted.split(","):
+        print(f"render-phase {name}", file=sys.stderr, flush=True)
+        import time
+        time.sleep(1.0)
+
+
+def _default_results() -> bool:
+    """Whether rows come from the repository's own results/ (not STUDY_RESULTS_DIR)."""
+    from core import results
+    try:
+        return results.root().resolve() == (results.ROOT / "results").resolve()
+    except OSError:
+        return False
 
 
 def render(results_dir=None, report_dir=None, update_readme=None, machine=None,
            quick: bool = False) -> Path:
     """Render one machine's full run (quick=True: its quick rows, into report/quick/, a
-    preview that is never committed)."""
-    report_dir = Path(report_dir) if report_dir else (HERE / "quick" if quick else HERE)
+    preview that is never committed). The README's headline is refreshed only when the
+    report is the repository's own (report/ from results/)."""
+    default_dir = HERE / "quick" if quick else HERE
+    report_dir = Path(report_dir) if report_dir else default_dir
+    if machine is not None:
+        from core import results
+        from core.errors import StudyError
+        known = {m["id"] for m in results.machines(results_dir)}
+        if machine not in known:
+            raise StudyError(f"--machine '{machine}' has no rows in {results_dir or results.root()}; "
+                             f"known: {', '.join(sorted(known)) or 'none'}")
     report_dir.mkdir(parents=True, exist_ok=True)
     recover(report_dir)
-    tmp = report_dir / f".render-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
+    from versions.v2_multiprocessing.procutil import new_name
+    tmp = report_dir / f".render-{new_name('report')}"
     try:
         ctx = Context(results_dir, tmp, machine=machine, quick=quick)
+        _phase("start")
         parts = []
         for order, name, mod in sections():
             try:
@@ -83,38 +128,72 @@ def render(results_dir=None, report_dir=None, update_readme=None, machine=None,
         if quick:
             parts.insert(0, "> **QUICK RUN** (`make bench QUICK=1`): short budgets and reduced "
                             "settings; the numbers are indicative only and are not the study's.\n")
+        (tmp / "figures").mkdir(exist_ok=True)
         (tmp / "REPORT.md").write_text("\n".join(parts))
-        headline = None
         if update_readme is None:
-            update_readme = results_dir is None and report_dir == HERE and not quick
+            update_readme = (results_dir is None and _default_results()
+                             and report_dir.resolve() == HERE.resolve() and not quick)
         if update_readme and README.exists():
             from .sections.ladder import headline_markdown
-            headline = headline_markdown(ctx)
-        _swap(tmp, report_dir, headline)
+            (tmp / "HEADLINE.md").write_text(headline_markdown(ctx))
+        _phase("rendered")
+        _swap(tmp, report_dir)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return report_dir / "REPORT.md"
 
 
-def _swap(tmp: Path, report_dir: Path, headline) -> None:
-    """Move the new report into place with SIGINT/SIGTERM held until it is whole."""
-    held = {signal.SIGINT, signal.SIGTERM}
-    old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+def _fsync_dir(d: Path) -> None:
     try:
-        figs, old = report_dir / "figures", report_dir / ".figures.old"
+        fd = os.open(d, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
+
+
+def _swap(tmp: Path, report_dir: Path) -> None:
+    """Move the new report into place with SIGINT/SIGTERM held until it is whole. The
+    journal is written first, so a SIGKILL at any point is rolled forward by recover()."""
+    from core.results import held_signals
+    with held_signals():
+        for f in tmp.rglob("*"):
+            if f.is_file():
+                with open(f, "rb") as fh:
+                    os.fsync(fh.fileno())
+        journal = report_dir / JOURNAL
+        j = report_dir / f".{JOURNAL}.{tmp.name}.tmp"
+        j.write_text(tmp.name + "\n")
+        os.replace(j, journal)
+        _fsync_dir(report_dir)
+        _apply(tmp, report_dir)
+
+
+def _apply(tmp: Path, report_dir: Path) -> None:
+    """The swap's steps, each safe to repeat after a crash (the journal names `tmp`)."""
+    figs, old = report_dir / "figures", report_dir / ".figures.old"
+    if (tmp / "figures").exists():
         if figs.exists():
+            if old.exists():
+                shutil.rmtree(old, ignore_errors=True)
             figs.rename(old)
         (tmp / "figures").rename(figs)
+        _phase("swapping")
+    if (tmp / "REPORT.md").exists():
         os.replace(tmp / "REPORT.md", report_dir / "REPORT.md")
-        shutil.rmtree(old, ignore_errors=True)
-        if headline is not None:
-            text = README.read_text()
-            if MARK_START in text and MARK_END in text:
-                block = f"{MARK_START}\n{headline}\n{MARK_END}"
-                text = re.sub(re.escape(MARK_START) + ".*?" + re.escape(MARK_END),
-                              lambda _: block, text, flags=re.S)
-                t = README.with_name(f".{README.name}.{os.getpid()}.tmp")
-                t.write_text(text)
-                os.replace(t, README)
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
+    if (tmp / "HEADLINE.md").exists():
+        headline = (tmp / "HEADLINE.md").read_text()
+        text = README.read_text()
+        if MARK_START in text and MARK_END in text:
+            block = f"{MARK_START}\n{headline}\n{MARK_END}"
+            text = re.sub(re.escape(MARK_START) + ".*?" + re.escape(MARK_END),
+                          lambda _: block, text, flags=re.S)
+            t = README.with_name(f".{README.name}.{tmp.name}.tmp")
+            t.write_text(text)
+            os.replace(t, README)
+        (tmp / "HEADLINE.md").unlink()
+    _fsync_dir(report_dir)
+    (report_dir / JOURNAL).unlink(missing_ok=True)
+    shutil.rmtree(old, ignore_errors=True)

@@ -126,7 +126,10 @@ def test_killed_rank_raises_quickly_and_leaves_nothing(victim):
 
 
 def test_hung_rank_hits_the_deadline(monkeypatch):
-    monkeypatch.setattr(launcher, "TIMEOUT_S", 2.0)
+    """With the stop grace out of the way, a stopped rank is a hung rank: the deadline
+    (here its floor, 2 s) ends the call."""
+    monkeypatch.setenv("STUDY_DEADLINE_FLOOR_S", "2")
+    monkeypatch.setenv("STUDY_STOP_GRACE_S", "600")
     g = MPIGenerator(GenConfig(n_envs=6, workers=2))
     try:
         g.generate(8)
@@ -142,7 +145,8 @@ def test_hung_rank_hits_the_deadline(monkeypatch):
 
 
 def test_ctrl_c_during_generate_kills_the_job(monkeypatch):
-    monkeypatch.setattr(launcher, "TIMEOUT_S", 30.0)
+    monkeypatch.setenv("STUDY_DEADLINE_FLOOR_S", "30")
+    monkeypatch.setenv("STUDY_STOP_GRACE_S", "600")
     g = MPIGenerator(GenConfig(n_envs=6, workers=2))
     try:
         g.generate(8)

@@ -2,8 +2,15 @@
 
 request(T, weights, epsilon) hands the actor the next round's job (weights None: keep the
 current ones); result() returns (batch, seconds generate() took). A child-process actor
-dies with its parent (PR_SET_PDEATHSIG) and is waited for with a deadline, so a stopped
-or dead actor is an error, never a hang.
+dies with its parent (PR_SET_PDEATHSIG: SIGTERM, which it turns into an orderly exit
+that closes its generator, workers and ranks included) and is waited for with the
+deadline policy of docs/RELIABILITY.md: start-up within the start-up floor; before it
+says "ready" the child times generate(1) on a scratch generator of the same rung (a few
+environments), and a round of N x T transitions must then come back within
+max(floor, factor x expected), expected = N x T x seconds per transition (that
+calibration, then the slowest round so far); past it only while the child (with its
+workers) is busy using CPU, up to the hard factor. A dead child fails the round at
+once, a stopped one (SIGSTOP) after the stop grace.
 """
 from __future__ import annotations
 
@@ -19,12 +26,11 @@ import numpy as np
 from core.api import GenConfig
 from core.discover import runnable_rung
 from core.errors import StudyError
+from versions.v2_multiprocessing import procutil
 
 from .config import TrainConfig
 
-# A round's result must arrive within max(FLOOR, FACTOR x the slowest round so far) (the
-# first round also pays for start-up, so its floor is START_FLOOR).
-DEADLINE_FLOOR_S, DEADLINE_START_S, DEADLINE_FACTOR = 30.0, 300.0, 20.0
+CALIBRATION_ENVS = 4
 
 
 def gen_config(cfg: TrainConfig, weights) -> GenConfig:
@@ -95,27 +101,35 @@ class ThreadActor:
         self.inner.close()
 
 
-def _die_with_parent():
-    """Linux: ask the kernel to SIGTERM this process when its parent dies."""
+def _calibrate(version_name: str, gcfg: GenConfig) -> float:
+    """Seconds per transition of this rung: generate(1) on a scratch generator of a few
+    environments (one worker), after one untimed call (JIT compilation, worker start)."""
+    from dataclasses import replace
+    n = min(gcfg.n_envs, CALIBRATION_ENVS)
+    gen = runnable_rung(version_name).make_generator(replace(gcfg, n_envs=n, workers=1))
     try:
-        import ctypes
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGTERM)          # PR_SET_PDEATHSIG
-    except Exception:
-        pass
+        gen.generate(1)
+        t0 = time.perf_counter()
+        gen.generate(1)
+        return (time.perf_counter() - t0) / n
+    finally:
+        gen.close()
 
 
 def _actor_process(conn, version_name, gcfg, parent):
-    _die_with_parent()
-    if os.getppid() != parent:                 # the parent died before prctl took effect
-        return
+    from core.errors import Terminated
+    procutil.install_signal_handlers()         # SIGTERM: close the generator, then exit
+    if not procutil.die_with_parent(signal.SIGTERM, parent):
+        return                                 # the parent died before prctl took effect
+    actor = None
     try:
-        actor = SerialActor(version_name, gcfg)
-    except BaseException as e:
-        conn.send(("error", f"{type(e).__name__}: {e}"))
-        return
-    conn.send(("ready", None))
-    try:
+        try:
+            actor = SerialActor(version_name, gcfg)
+            per = _calibrate(version_name, gcfg)
+        except Exception as e:
+            conn.send(("error", f"{type(e).__name__}: {e}"))
+            return
+        conn.send(("ready", per))
         while True:
             msg = conn.recv()
             if msg is None:
@@ -127,10 +141,11 @@ def _actor_process(conn, version_name, gcfg, parent):
                 conn.send(("error", f"{type(e).__name__}: {e}"))
                 break
             conn.send(("batch", ({k: np.ascontiguousarray(v) for k, v in b.items()}, dt)))
-    except (EOFError, KeyboardInterrupt, BrokenPipeError):
+    except (EOFError, KeyboardInterrupt, Terminated, BrokenPipeError, OSError):
         pass
     finally:
-        actor.close()
+        if actor is not None:
+            actor.close()
 
 
 class ProcessActor:
@@ -146,49 +161,76 @@ class ProcessActor:
                                 daemon=False)
         self.proc.start()
         child.close()
-        self.slowest = 0.0
-        self.first = True
-        tag, info = self._recv(DEADLINE_START_S, "start")
+        self.cost = procutil.CostModel()
+        self.units = gcfg.n_envs
+        self.last_limit_s = None
+        tag, info = self._recv(procutil.start_floor_s(), "start")
         if tag == "error":
             self.close()
             raise StudyError(f"actor process for {version_name} failed to start: {info}")
+        self.cost.calibrate(info)
 
-    def _recv(self, deadline_s: float, what: str):
-        t0 = time.perf_counter()
-        while not self.conn.poll(0.5):
+    def _recv(self, limit_s: float, what: str):
+        clock = procutil.Clock(limit_s)
+        stops = procutil.StopWatch()
+        cpu = procutil.CpuWatch(tree=True)          # the child and its workers or ranks
+        while not self.conn.poll(min(0.25, max(0.01, clock.left_s()))):
+            clock.tick()
             if not self.proc.is_alive():
-                raise StudyError(f"the actor process died (exit code {self.proc.exitcode}) "
-                                 f"while waiting for its {what}")
-            if time.perf_counter() - t0 > deadline_s:
-                self.close()
-                raise StudyError(f"the actor process gave no {what} within {deadline_s:.0f} s "
-                                 f"(stopped or hung); it was terminated")
+                self.proc.join(1)
+                raise StudyError(f"the actor process {procutil.describe_exit(self.proc.exitcode)} "
+                                 f"while we waited for its {what}")
+            if stops.check([self.proc.pid], clock.used_s) is not None:
+                self.close(force=True)
+                raise StudyError(f"the actor process (pid {self.proc.pid}) is stopped (SIGSTOP?) and "
+                                 f"gave no {what} for {stops.grace_s:g} s; it was terminated")
+            if procutil.over_deadline(clock, cpu, [self.proc.pid]):
+                self.close(force=True)
+                raise StudyError(f"the actor process gave no {what} within its deadline of "
+                                 f"{limit_s:.1f} s (hung?); it was terminated")
         try:
             return self.conn.recv()
-        except EOFError:
-            raise StudyError(f"the actor process closed its pipe while sending its {what}")
+        except (EOFError, OSError):
+            self.proc.join(1)
+            raise StudyError(f"the actor process closed its pipe while sending its {what} "
+                             f"({procutil.describe_exit(self.proc.exitcode)})")
 
     def request(self, T, weights, epsilon):
-        self.conn.send((T, weights, epsilon))
+        try:
+            self.conn.send((T, weights, epsilon))
+        except (OSError, BrokenPipeError):
+            self.proc.join(1)
+            raise StudyError(f"the actor process {procutil.describe_exit(self.proc.exitcode)} "
+                             f"before the next round")
+        self._T = T
         self._t_req = time.perf_counter()
 
     def result(self):
-        limit = DEADLINE_START_S if self.first else max(DEADLINE_FLOOR_S, DEADLINE_FACTOR * self.slowest)
+        units = self.units * self._T
+        limit = self.cost.limit_s(units)
+        self.last_limit_s = limit
         tag, payload = self._recv(limit, "batch")
         if tag == "error":
             raise StudyError(f"the actor process failed: {payload}")
-        self.first = False
-        self.slowest = max(self.slowest, time.perf_counter() - self._t_req)
+        self.cost.observe(units, time.perf_counter() - self._t_req)
         return payload
 
-    def close(self):
-        try:
-            self.conn.send(None)
-        except (OSError, BrokenPipeError):
-            pass
-        self.proc.join(timeout=10)
+    def close(self, force: bool = False):
+        """Stop the child: asked politely (it closes its generator), or at once (force, or
+        when it is stopped): SIGTERM, which it also turns into closing its generator,
+        with SIGCONT so that a stopped child can act on it; SIGKILL if that takes 5 s."""
+        if not force and procutil.process_state(self.proc.pid) not in ("T", "t"):
+            try:
+                self.conn.send(None)
+            except (OSError, BrokenPipeError):
+                pass
+            self.proc.join(timeout=10)
         if self.proc.is_alive():
             self.proc.terminate()
+            try:
+                os.kill(self.proc.pid, signal.SIGCONT)
+            except OSError:
+                pass
             self.proc.join(timeout=5)
         if self.proc.is_alive():
             self.proc.kill()

@@ -6,9 +6,21 @@ one small message -- T, the name of the shared-memory segment, new weights if
 set_weights was called, epsilon -- and waits for the "done" answers while watching each
 worker's process sentinel, so a worker that dies or raises turns into a RuntimeError at
 once instead of a hang. close(), an exception, garbage collection and interpreter exit
-(Ctrl-C included) all stop the workers and unlink the segment.
+(Ctrl-C and SIGTERM under the harness included) all stop the workers and unlink the
+segment.
+
+Deadlines (docs/RELIABILITY.md): each call must finish within max(floor, factor x
+expected), expected = T x (the largest slice) x max(1, workers / cores) x seconds per
+transition, where seconds per transition is the workers' own calibration (their "ready"
+message), then the slowest call measured; a larger network scales it by the work of its
+forward pass. Until every worker is ready, the start-up floor applies. Past the limit a
+call goes on only while its workers are busy using CPU (up to the hard factor). A
+worker stopped (SIGSTOP) for the stop grace fails the call; a dead one at once. The segment is
+named with this process's pid and start time, so a run that was SIGKILLed leaves nothing
+the next harness command does not remove (versions/v2_multiprocessing/procutil.py, sweep).
 """
 import multiprocessing as mp
+import os
 import signal
 import weakref
 from dataclasses import replace
@@ -18,6 +30,8 @@ from multiprocessing.connection import wait
 import numpy as np
 
 from core.api import Generator, GenConfig, StudyError, check_weights
+from . import procutil
+from .procutil import describe_exit
 from . import worker as W
 
 MAX_WORKERS = 64
@@ -65,17 +79,6 @@ def _shutdown(procs, conns, segments, polite=True):
     segments.clear()
 
 
-def describe_exit(code):
-    if code is None:
-        return "exited (exit code unknown)"
-    if code < 0:
-        try:
-            return f"was killed by signal {signal.Signals(-code).name}"
-        except ValueError:
-            return f"was killed by signal {-code}"
-    return f"exited with code {code}"
-
-
 class MultiprocessingGenerator(Generator):
     def __init__(self, cfg: GenConfig):
         super().__init__(cfg)
@@ -95,6 +98,10 @@ class MultiprocessingGenerator(Generator):
         self._broken = None
         self._views = None
         self.slices = [(w * n // nw, (w + 1) * n // nw) for w in range(nw)]
+        self._ready = [False] * nw
+        self.cost = procutil.CostModel()
+        self.hidden = int(weights["w1"].shape[0]) if weights is not None else 0
+        self.last_limit_s = None
         ctx = context()
         wcfg = replace(cfg, weights=weights)
         try:
@@ -122,12 +129,26 @@ class MultiprocessingGenerator(Generator):
         w = check_weights(weights)
         if self.cfg.policy == "egreedy":    # the random policy has no use for a network
             self._pending_weights = w
+            h = int(w["w1"].shape[0])
+            if h != self.hidden:
+                self.cost.scale(procutil.mlp_work(h) / procutil.mlp_work(self.hidden))
+                self.hidden = h
+
+    def units(self, T):
+        """The work of one call in transitions of one worker: its largest slice, times how
+        oversubscribed the cores are."""
+        biggest = max(hi - lo for lo, hi in self.slices)
+        cores = max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                    else (os.cpu_count() or 1))
+        return T * biggest * max(1.0, len(self.slices) / cores)
 
     def set_epsilon(self, epsilon):
         self.epsilon = float(epsilon)
 
     def _inject_fault(self, worker, how="raise"):
-        """Test hook: make `worker` raise during the next generate()."""
+        """Test hook: make `worker` misbehave during the next generate(): "raise", "hang"
+        (sleep without answering), "exit", "busy" (use CPU for 2.5 s first) or "spin"
+        (use CPU for ever)."""
         self._faults[worker] = how
 
     def _segment_for(self, T):
@@ -136,7 +157,8 @@ class MultiprocessingGenerator(Generator):
         seg = self._segments[-1] if self._segments else None
         if seg is None or seg.size < need:
             self._views = None
-            new = shared_memory.SharedMemory(create=True, size=max(need, 2 * (seg.size if seg else 0)))
+            new = shared_memory.SharedMemory(create=True, size=max(need, 2 * (seg.size if seg else 0)),
+                                             name=procutil.new_name("v2"))
             if seg is not None:            # retire the old one; workers re-attach by name
                 self._segments.remove(seg)
                 seg.unlink()
@@ -180,7 +202,7 @@ class MultiprocessingGenerator(Generator):
                     self._fail(f"v2 worker {w} (pid {p.pid}) {describe_exit(p.exitcode)} "
                                f"before generate()")
             self._pending_weights = None
-            self._wait_all()
+            self._wait_all(T)
         except RuntimeError:
             raise
         except BaseException as e:          # KeyboardInterrupt included: leave nothing behind
@@ -189,14 +211,27 @@ class MultiprocessingGenerator(Generator):
             raise
         return self._views[1]
 
-    def _wait_all(self):
+    def _wait_all(self, T):
+        """Wait for every worker's "done" (after its "ready" on the first call), within the
+        deadline; a dead worker, a worker stopped for the stop grace, or a worker past the
+        deadline fails the call (and stops the others)."""
         remaining = set(range(len(self._procs)))
         by_obj = {}
         for w in remaining:
             by_obj[self._conns[w]] = ("conn", w)
             by_obj[self._procs[w].sentinel] = ("proc", w)
+        units = self.units(T)
+        all_ready = all(self._ready)
+        limit = self.cost.limit_s(units) if all_ready else procutil.start_floor_s()
+        clock = procutil.Clock(limit)
+        stops = procutil.StopWatch()
+        cpu = procutil.CpuWatch()
+        t_start = clock.used_s
+        self.last_limit_s = limit
         while remaining:
-            ready = wait([o for o, (_, w) in by_obj.items() if w in remaining], timeout=1.0)
+            ready = wait([o for o, (_, w) in by_obj.items() if w in remaining],
+                         timeout=min(0.25, max(0.01, clock.left_s())))
+            clock.tick()
             for obj in ready:
                 kind, w = by_obj[obj]
                 if w not in remaining:
@@ -209,7 +244,15 @@ class MultiprocessingGenerator(Generator):
                         p.join(1.0)
                         self._fail(f"v2 worker {w} (pid {p.pid}) {describe_exit(p.exitcode)} "
                                    f"during generate()")
-                    if msg[0] == "done":
+                    if msg[0] == "ready":
+                        self._ready[w] = True
+                        self.cost.calibrate(msg[1])
+                        if all(self._ready) and not all_ready:
+                            all_ready = True          # the call proper starts now
+                            t_start = clock.used_s
+                            clock.limit_s = t_start + self.cost.limit_s(units)
+                            self.last_limit_s = clock.limit_s - t_start
+                    elif msg[0] == "done":
                         remaining.discard(w)
                     else:
                         self._fail(f"v2 worker {w} (pid {p.pid}) raised {msg[1]}\n"
@@ -220,6 +263,21 @@ class MultiprocessingGenerator(Generator):
                     p.join(1.0)
                     self._fail(f"v2 worker {w} (pid {p.pid}) {describe_exit(p.exitcode)} "
                                f"during generate()")
+            if not remaining:
+                break
+            stopped = stops.check([self._procs[w].pid for w in remaining], clock.used_s)
+            if stopped is not None:
+                w = next(w for w in remaining if self._procs[w].pid == stopped)
+                self._fail(f"v2 worker {w} (pid {stopped}) is stopped (SIGSTOP?) and has not "
+                           f"answered for {stops.grace_s:g} s; the workers were terminated")
+            if procutil.over_deadline(clock, cpu, [self._procs[w].pid for w in remaining]):
+                late = sorted(remaining)
+                what = "start" if not all_ready else f"a call of T={T}"
+                self._fail(f"v2 worker(s) {', '.join(map(str, late))} did not finish {what} within "
+                           f"its deadline of {clock.limit_s - t_start:.1f} s (hung?); the workers "
+                           f"were terminated")
+        if all_ready:
+            self.cost.observe(units, clock.used_s - t_start)
 
     def close(self):
         self._views = None

@@ -17,11 +17,24 @@ little-endian headers (struct formats CMD and REPLY below; the C++ twin is in
 v6_mpi_rank.cpp).
 
 Failures: every wait for rank 0 has a deadline and watches mpirun; a rank that dies makes
-mpirun abort the job (socket EOF), a rank that hangs runs into the deadline. Either way
-generate() raises MPIJobError with the tail of mpirun's output, and the whole job is
+mpirun abort the job (socket EOF), a rank that is stopped (SIGSTOP) on this machine is
+seen in /proc within the stop grace, and a rank that hangs runs into the deadline. Either
+way generate() raises MPIJobError with the tail of mpirun's output, and the whole job is
 killed: mpirun's process group and every process of its session (Open MPI puts each rank
 in a process group of its own, so killing the group alone would leave the ranks).
-close(), exceptions, Ctrl-C, garbage collection and interpreter exit all end there.
+close(), exceptions, Ctrl-C, SIGTERM under the harness, garbage collection and
+interpreter exit all end there.
+
+Deadlines (docs/RELIABILITY.md): start-up (mpirun, MPI_Init, rank 0 connecting) has the
+start-up floor; then every rank times its own code on scratch copies of its environments
+(C_CALIBRATE, a few milliseconds), and a call of T steps must finish within
+max(floor, factor x expected), expected = T x (the largest slice) x max(1, ranks / cores)
+x seconds per transition (the slowest rank's calibration, then the slowest call
+measured; a larger network scales it). Past the limit a call goes on only while every
+rank is on this machine and busy using CPU (up to the hard factor). The job's folders (the socket and mpirun's
+session directory under $TMPDIR, Open MPI's segments under /dev/shm) are named with this
+process's pid and start time; a run that was SIGKILLed leaves them to the next harness
+command, which removes them once it sees the owner is dead (versions/v2_multiprocessing/procutil.py, sweep).
 """
 from __future__ import annotations
 
@@ -45,6 +58,7 @@ from typing import Dict, Optional
 import numpy as np
 
 from core.api import WEIGHT_KEYS, GenConfig, Generator, StudyError, check_weights
+from versions.v2_multiprocessing import procutil
 
 HERE = Path(__file__).resolve().parent
 BUILD_DIR = HERE / "build"
@@ -57,12 +71,19 @@ CMD = struct.Struct("<4sIIIdQ32x")       # magic, cmd, T, H, epsilon, payload by
 REPLY = struct.Struct("<4sIIIdddQd8x")   # magic, status, T, 0, rollout_s, gather_s, total_s, payload,
                                          # slowest rank's rollout_s
 assert CMD.size == 64 and REPLY.size == 64
-C_GENERATE, C_MAP, C_QUIT = 1, 2, 3
+C_GENERATE, C_MAP, C_QUIT, C_CALIBRATE = 1, 2, 3, 4
 ALIGN = 64
 
-# Seconds: any reply has to arrive within TIMEOUT_S plus a margin for the work itself.
-TIMEOUT_S = float(os.environ.get("V6_MPI_TIMEOUT_S", "10"))
-START_TIMEOUT_S = float(os.environ.get("V6_MPI_START_TIMEOUT_S", "60"))
+
+def start_timeout_s() -> float:
+    """Start-up's deadline: V6_MPI_START_TIMEOUT_S, else the harness's start-up floor."""
+    try:
+        v = float(os.environ["V6_MPI_START_TIMEOUT_S"])
+        if v > 0:
+            return v
+    except (KeyError, ValueError):
+        pass
+    return procutil.start_floor_s()
 
 
 class MPIJobError(RuntimeError):
@@ -192,6 +213,7 @@ class _Job:
         self.shmdir: Optional[str] = None
         self.shm_paths = []
         self.rank_pids = []
+        self.ranks_all = []
 
     def cleanup(self, graceful=False):
         if self.conn is not None and graceful and self.popen is not None and self.popen.poll() is None:
@@ -231,15 +253,37 @@ class _Job:
         return ("..." + text[-n:]) if len(text) > n else text
 
 
-def _recv_exact(job: _Job, n: int, deadline: float, what: str) -> bytes:
-    """n bytes from rank 0 before `deadline`, watching mpirun; MPIJobError otherwise."""
+class _Wait:
+    """One wait for rank 0: an active-time Clock with the call's limit, and the stop
+    watch over the job's local processes (the ranks once known, else the whole session)."""
+
+    def __init__(self, job: "_Job", limit_s: float):
+        self.job = job
+        self.clock = procutil.Clock(limit_s)
+        self.stops = procutil.StopWatch()
+        self.cpu = procutil.CpuWatch()
+        self.remote = False
+
+    def check(self, what: str) -> None:
+        self.clock.tick()
+        job = self.job
+        pids = job.rank_pids or (_session_pids(job.popen.pid) if job.popen is not None else [])
+        stopped = self.stops.check(pids, self.clock.used_s)
+        if stopped is not None:
+            raise MPIJobError(f"a process of the MPI job (pid {stopped}) is stopped (SIGSTOP?) and "
+                              f"has not run for {self.stops.grace_s:g} s while {what}; job killed")
+        all_local = bool(job.rank_pids) and len(job.rank_pids) == len(job.ranks_all)
+        if procutil.over_deadline(self.clock, self.cpu, pids if all_local else []):
+            raise MPIJobError(f"no reply from the MPI job within its deadline of "
+                              f"{self.clock.limit_s:.1f} s while {what} (a rank hangs?); job killed")
+
+
+def _recv_exact(job: _Job, n: int, wait: _Wait, what: str) -> bytes:
+    """n bytes from rank 0 within the wait's limit, watching mpirun; MPIJobError otherwise."""
     buf = bytearray()
     while len(buf) < n:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise MPIJobError(f"no reply from the MPI job within the deadline while {what} "
-                              f"(a rank hangs or is stopped?); job killed")
-        r, _, _ = select.select([job.conn], [], [], min(left, 0.1))
+        wait.check(what)
+        r, _, _ = select.select([job.conn], [], [], min(max(wait.clock.left_s(), 0.01), 0.1))
         if r:
             chunk = job.conn.recv(n - len(buf))
             if not chunk:
@@ -261,13 +305,14 @@ class MPIGenerator(Generator):
         self.epsilon = float(cfg.epsilon)
         self._pending_weights: Optional[bytes] = None
         self.H = 0
+        self.cost = procutil.CostModel()
         if cfg.policy == "egreedy":
             self.set_weights(cfg.resolved_weights())
         self._cap_T = 0
         self._mm = None
         self._views = {}
         self._views_T = -1
-        self._per_transition_s = 2e-5      # conservative guess until a call is measured
+        self.last_limit_s: Optional[float] = None
         self.last_timing: Dict[str, float] = {}
         self.ranks_info: Dict = {}
         self._dead: Optional[str] = None
@@ -282,8 +327,11 @@ class MPIGenerator(Generator):
     # ---- start-up ----------------------------------------------------------------------
     def _start(self):
         job, cfg = self._job, self.cfg
-        job.tmpdir = tempfile.mkdtemp(prefix="v6mpi-")
-        job.shmdir = tempfile.mkdtemp(prefix="v6mpi-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
+        name = procutil.new_name("v6")
+        job.tmpdir = str(procutil.tmp_dir() / name)
+        os.mkdir(job.tmpdir, 0o700)
+        job.shmdir = str((procutil.shm_dir() or procutil.tmp_dir()) / procutil.new_name("v6shm"))
+        os.mkdir(job.shmdir, 0o700)
         sock_path = os.path.join(job.tmpdir, "ctl.sock")
         job.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         job.listener.bind(sock_path)
@@ -300,33 +348,55 @@ class MPIGenerator(Generator):
             raise StudyError(f"v6_mpi: cannot start mpirun: {e}")
         finally:
             log.close()
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while True:
-            r, _, _ = select.select([job.listener], [], [], 0.1)
-            if r:
-                job.conn, _ = job.listener.accept()
-                break
-            if job.popen.poll() is not None:
-                raise MPIJobError(f"mpirun exited with status {job.popen.returncode} before rank 0 "
-                                  f"connected:\n{job.log_tail()}")
-            if time.monotonic() > deadline:
-                raise MPIJobError(f"rank 0 did not connect within {START_TIMEOUT_S:.0f} s:\n{job.log_tail()}")
-        job.listener.close()
-        job.listener = None
-        hello = self._reply(deadline, "starting")
+        wait = _Wait(job, start_timeout_s())
+        try:
+            while True:
+                r, _, _ = select.select([job.listener], [], [], 0.1)
+                if r:
+                    job.conn, _ = job.listener.accept()
+                    break
+                if job.popen.poll() is not None:
+                    raise MPIJobError(f"mpirun exited with status {job.popen.returncode} before rank 0 "
+                                      f"connected:\n{job.log_tail()}")
+                wait.check("starting")
+            job.listener.close()
+            job.listener = None
+            hello = self._reply(wait, "starting")
+        except MPIJobError as e:
+            raise MPIJobError(f"{e}\n{job.log_tail()}") from None
         self.ranks_info = json.loads(hello.decode())
         host = socket.gethostname()
+        job.ranks_all = list(self.ranks_info.get("pids", []))
         job.rank_pids = [p for p, h in zip(self.ranks_info.get("pids", []),
                                            self.ranks_info.get("hosts", [])) if h == host]
+        self.calibrate()
+
+    def calibrate(self) -> None:
+        """Every rank times its own code on scratch copies of its environments (with the
+        pending weights, which go along); the slowest rank's seconds per transition."""
+        payload = b""
+        if self._pending_weights is not None and self.cfg.policy == "egreedy":
+            payload = self._pending_weights
+        self._call(C_CALIBRATE, 0, payload, "calibrating", start_timeout_s())
+        self._pending_weights = None
+        self.cost.calibrate(self.last_timing.get("slowest_rollout_s", 0.0))
+
+    def units(self, T: int) -> float:
+        """The work of one call in transitions of one rank: its largest slice, times how
+        oversubscribed this machine's cores are."""
+        biggest = -(-self.N // self.P)
+        cores = max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                    else (os.cpu_count() or 1))
+        return T * biggest * max(1.0, self.P / cores)
 
     # ---- the protocol ------------------------------------------------------------------
-    def _reply(self, deadline: float, what: str) -> bytes:
+    def _reply(self, wait: "_Wait", what: str) -> bytes:
         job = self._job
-        head = _recv_exact(job, REPLY.size, deadline, what)
+        head = _recv_exact(job, REPLY.size, wait, what)
         magic, status, _, _, r_s, g_s, tot_s, plen, slow_s = REPLY.unpack(head)
         if magic != MAGIC_REPLY:
             raise MPIJobError(f"garbled reply from rank 0 while {what}")
-        payload = _recv_exact(job, plen, deadline, what) if plen else b""
+        payload = _recv_exact(job, plen, wait, what) if plen else b""
         if status != 0:
             raise MPIJobError(f"rank 0 reports an error while {what}: {payload.decode(errors='replace')}")
         # rank 0's view of the last call: its own rollout, the gather (which includes waiting
@@ -335,15 +405,17 @@ class MPIGenerator(Generator):
                             "slowest_rollout_s": slow_s}
         return payload
 
-    def _call(self, cmd: int, T: int, payload: bytes, what: str, budget_s: float) -> bytes:
+    def _call(self, cmd: int, T: int, payload: bytes, what: str, limit_s: float) -> bytes:
         if self._dead:
             raise MPIJobError(f"the MPI job is gone ({self._dead}); make a new generator")
         job = self._job
+        self.last_limit_s = limit_s
         try:
             job.conn.sendall(CMD.pack(MAGIC_CMD, cmd, T, self.H, self.epsilon, len(payload)) + payload)
-            return self._reply(time.monotonic() + TIMEOUT_S + budget_s, what)
+            return self._reply(_Wait(job, limit_s), what)
         except BaseException as e:        # incl. KeyboardInterrupt: the job's state is unknown
-            if isinstance(e, (MPIJobError, OSError)) and "deadline" not in str(e):
+            if isinstance(e, (MPIJobError, OSError)) and "deadline" not in str(e) \
+                    and "stopped" not in str(e):
                 try:                      # a rank died: give mpirun a moment to say which
                     job.popen.wait(timeout=1.0)
                 except subprocess.TimeoutExpired:
@@ -370,7 +442,7 @@ class MPIGenerator(Generator):
             mm = mmap.mmap(fd, max(size, 1))
         finally:
             os.close(fd)
-        self._call(C_MAP, T, path.encode(), "mapping the shared batch buffer", 0.0)
+        self._call(C_MAP, T, path.encode(), "mapping the shared batch buffer", procutil.deadline_floor_s())
         os.unlink(path)                   # rank 0 holds its mapping; nothing to leave behind
         self._job.shm_paths.remove(path)
         self._mm, self._cap_T, self._views_T = mm, T, -1
@@ -378,7 +450,10 @@ class MPIGenerator(Generator):
     # ---- Generator interface -------------------------------------------------------------
     def set_weights(self, weights):
         w = check_weights(weights)
-        self.H = int(w["w1"].shape[0])
+        h = int(w["w1"].shape[0])
+        if self.H and h != self.H and self.cfg.policy == "egreedy":
+            self.cost.scale(procutil.mlp_work(h) / procutil.mlp_work(self.H))
+        self.H = h
         self._pending_weights = b"".join(w[k].tobytes() for k in WEIGHT_KEYS)
 
     def set_epsilon(self, epsilon):
@@ -392,12 +467,11 @@ class MPIGenerator(Generator):
         payload = b""
         if self._pending_weights is not None and self.cfg.policy == "egreedy":
             payload = self._pending_weights
-        budget = 10.0 * T * self.N * self._per_transition_s
-        self._call(C_GENERATE, T, payload, f"generating T={T}", budget)
+        units = self.units(T)
+        t0 = time.monotonic()
+        self._call(C_GENERATE, T, payload, f"generating T={T}", self.cost.limit_s(units))
         self._pending_weights = None
-        tot = self.last_timing.get("total_s", 0.0)
-        if tot > 0:
-            self._per_transition_s = max(tot / (T * self.N), 1e-9)
+        self.cost.observe(units, time.monotonic() - t0)
         if self._views_T != T:
             self._views = {}
             for name, (off, dt, shape) in layout(T, self.N).items():

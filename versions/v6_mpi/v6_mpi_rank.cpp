@@ -55,7 +55,7 @@ namespace {
 #pragma pack(push, 1)
 struct Cmd {            // 64 bytes
     char magic[4];      // "V6MC"
-    uint32_t cmd;       // 1 GENERATE, 2 MAP, 3 QUIT
+    uint32_t cmd;       // 1 GENERATE, 2 MAP, 3 QUIT, 4 CALIBRATE
     uint32_t T;
     uint32_t H;
     double epsilon;
@@ -74,7 +74,7 @@ struct Reply {          // 64 bytes
 };
 #pragma pack(pop)
 static_assert(sizeof(Cmd) == 64 && sizeof(Reply) == 64, "wire headers are 64 bytes");
-enum : uint32_t { C_GENERATE = 1, C_MAP = 2, C_QUIT = 3 };
+enum : uint32_t { C_GENERATE = 1, C_MAP = 2, C_QUIT = 3, C_CALIBRATE = 4 };
 
 // What rank 0 broadcasts before each call.
 struct Order {
@@ -321,6 +321,28 @@ void watch_socket(int fd) {
     std::exit(3);
 }
 
+// The deadline of the Python side (launcher.py) needs what one transition costs here:
+// step scratch copies of 1, 2, 4, ... of this rank's environments once, until a step
+// takes CALIBRATE_S or the whole slice is used, and return seconds per transition. The
+// real environments are not touched.
+constexpr double CALIBRATE_S = 0.002;
+
+double calibrate(const study::cartpole::Env* env, const study::EnvKeys* keys, int64_t n,
+                 const study::MLP* mlp, double epsilon) {
+    double per = 0;
+    for (int64_t m = 1;; m = std::min(n, 2 * m)) {
+        std::vector<study::cartpole::Env> e(env, env + m);
+        std::vector<study::EnvKeys> k(keys, keys + m);
+        const Layout L(1, static_cast<size_t>(m));
+        std::vector<char> buf(L.total);
+        const double t0 = MPI_Wtime();
+        study::rollout_range(e.data(), k.data(), m, 1, mlp, epsilon, L.view(buf.data(), m));
+        const double dt = MPI_Wtime() - t0;
+        per = std::max(dt / static_cast<double>(m), 0.5 * per);
+        if (dt >= CALIBRATE_S || m >= n) return per;
+    }
+}
+
 // ---- the rollout job ---------------------------------------------------------------------
 int run_job(int rank, int size, const char* sock_path, int64_t N, uint64_t seed, bool egreedy) {
     const char* spin_env = std::getenv("V6_MPI_SPIN_US");
@@ -409,6 +431,10 @@ int run_job(int rank, int size, const char* sock_path, int64_t N, uint64_t seed,
                 if (!reply(fd, 0, 0, 0, MPI_Wtime() - t_start, "")) die("socket");
                 continue;
             }
+            if (c.cmd != C_GENERATE && c.cmd != C_CALIBRATE && c.cmd != C_QUIT) {
+                if (!reply(fd, 1, 0, 0, 0, "unknown command")) die("socket");
+                continue;
+            }
             ord.cmd = static_cast<int32_t>(c.cmd);
             ord.T = static_cast<int32_t>(c.T);
             ord.H = static_cast<int32_t>(c.H);
@@ -435,6 +461,7 @@ int run_job(int rank, int size, const char* sock_path, int64_t N, uint64_t seed,
             g_quitting = true;
             break;
         }
+        if (ord.cmd != C_GENERATE && ord.cmd != C_CALIBRATE) continue;
         if (ord.has_weights) {             // new policy weights: broadcast, then rebuild the MLP
             const size_t H = static_cast<size_t>(ord.H);
             wbuf.resize(4 * H + H + H * H + H + 2 * H + 2);
@@ -443,6 +470,16 @@ int run_job(int rank, int size, const char* sock_path, int64_t N, uint64_t seed,
             const float* w = wbuf.data();
             const float *w1 = w, *b1 = w1 + 4 * H, *w2 = b1 + H, *b2 = w2 + H * H, *w3 = b2 + H, *b3 = w3 + 2 * H;
             mlp = std::make_unique<study::MLP>(ord.H, w1, b1, w2, b2, w3, b3);
+        }
+        if (ord.cmd == C_CALIBRATE) {       // seconds per transition, the slowest rank's
+            if (egreedy && !mlp) die("egreedy policy without weights");
+            double mine = n > 0 ? calibrate(env.data(), keys.data(), n, egreedy ? mlp.get() : nullptr,
+                                            ord.epsilon) : 0.0;
+            double worst = 0;
+            MPI_Reduce(&mine, &worst, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+            if (rank == 0 && !reply(fd, 0, 0, 0, MPI_Wtime() - t_start, "", worst))
+                die("the Python side is gone");
+            continue;
         }
         const int T = ord.T;
         auto it = types.find(T);
