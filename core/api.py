@@ -20,6 +20,7 @@ POLICIES = ("random", "egreedy")
 WEIGHT_KEYS = NetSpec.KEYS
 DEFAULT_HIDDEN = NET.hidden
 DEFAULT_EPSILON = 0.1
+MAX_HIDDEN = 4096              # hidden units: a larger network is a typo, not a request
 
 
 @dataclass
@@ -124,9 +125,10 @@ def check_weights(weights: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
         if a.dtype.kind not in "fiu":
             raise StudyError(f"weights: {k} has dtype {a.dtype}; need float32 numbers")
         w[k] = np.ascontiguousarray(a, dtype=np.float32)
-    if w["w1"].ndim != 2 or w["w1"].shape[1] != CARTPOLE.obs_dim or w["w1"].shape[0] < 1:
-        raise StudyError(f"weights: w1 must have shape [H, {CARTPOLE.obs_dim}] with H >= 1, "
-                         f"got {list(w['w1'].shape)}")
+    if (w["w1"].ndim != 2 or w["w1"].shape[1] != CARTPOLE.obs_dim
+            or not 1 <= w["w1"].shape[0] <= MAX_HIDDEN):
+        raise StudyError(f"weights: w1 must have shape [H, {CARTPOLE.obs_dim}] with 1 <= H <= "
+                         f"{MAX_HIDDEN}, got {list(w['w1'].shape)}")
     h = w["w1"].shape[0]
     want = NetSpec(CARTPOLE, h).shapes()
     for k, shape in want.items():

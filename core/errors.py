@@ -10,7 +10,7 @@ class StudyError(Exception):
 
 
 class Terminated(KeyboardInterrupt):
-    """SIGTERM or SIGHUP, raised in the main thread (versions/v2_multiprocessing/procutil.py,
+    """SIGTERM or SIGHUP, raised in the main thread (core/procutil.py,
     install_signal_handlers) so that every clean-up written for Ctrl-C runs for them too;
     exit status 128 + the signal."""
 

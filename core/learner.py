@@ -70,7 +70,7 @@ class LearnConfig:
             v = getattr(self, name)
             ok = _finite(v) and lo < v <= hi and not (name.startswith("beta") and v >= 1.0)
             need(ok, name, text)
-        need(_finite(self.lr) and self.lr > 0, "lr", "a positive finite number")
+        need(_finite(self.lr) and 0 < self.lr <= 1, "lr", "a finite number in (0, 1]")
         need(_finite(self.adam_eps) and self.adam_eps > 0, "adam_eps", "a positive finite number")
         need(_finite(self.weight_decay) and self.weight_decay >= 0, "weight_decay", "a finite number >= 0")
         need(_finite(self.grad_clip) and self.grad_clip >= 0, "grad_clip", "a finite number >= 0 (0: off)")

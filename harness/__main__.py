@@ -10,7 +10,7 @@ Exit status: 0 success, 1 a run that did not succeed (not solved, a verification
 
 Before a command runs, whatever a killed earlier run left behind (shared-memory segments,
 temporary folders, named with their owner's pid) is removed if its owner is dead
-(versions/v2_multiprocessing/procutil.py).
+(core/procutil.py).
 """
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def build_parser():
 
 
 def main(argv=None):
-    from versions.v2_multiprocessing import procutil
+    from core import procutil
     procutil.install_signal_handlers()
     try:
         return _main(argv)
@@ -57,7 +57,7 @@ def main(argv=None):
 
 
 def _main(argv=None):
-    from versions.v2_multiprocessing import procutil
+    from core import procutil
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as e:                  # argparse: --help (0) or bad input (2)

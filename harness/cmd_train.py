@@ -39,13 +39,6 @@ def check_config(cfg, seeds: int = 1, processes: int = 1, out_weights=None):
     if not cfg.version:
         raise StudyError("--version is required: the rung that generates, e.g. v5b_simd")
     cfg.check()
-    from core.spec import CARTPOLE
-    top = CARTPOLE.max_episode_steps                      # a CartPole-v1 episode returns at most this
-    if cfg.threshold > top:
-        raise StudyError(f"--threshold must be at most {top} (the most an episode of "
-                         f"{CARTPOLE.name} can return), got {cfg.threshold:g}")
-    if cfg.lr > 1.0:
-        raise StudyError(f"--lr must be a finite number in (0, 1], got {cfg.lr:g}")
     check_threads(cfg.threads)
     if cfg.seed + seeds - 1 >= 2 ** 64:
         raise StudyError("--seed + --seeds - 1 must stay below 2^64")

@@ -210,7 +210,7 @@ def cmd_verify_learners(args):
 def _write_npz(out: Path, arrays: dict) -> None:
     """Write .npz atomically: a temporary file in the same folder (named with its owner, so
     the next write there removes one a killed run left), then rename."""
-    from versions.v2_multiprocessing.procutil import new_name, sweep_tmp_files
+    from core.procutil import new_name, sweep_tmp_files
     sweep_tmp_files(out.parent, out.name)
     tmp = out.with_name(f".{out.name}.{new_name('npz')}.tmp")
     try:
@@ -362,7 +362,7 @@ def cmd_new(args):
     files = ({"version.py": NEW_VERSION, "rollout.py": NEW_ROLLOUT} if kind == "rung"
              else {"learner.py": NEW_LEARNER, "impl.py": NEW_LEARNER_IMPL})
     files["NOTES.md"] = NEW_NOTES
-    from versions.v2_multiprocessing.procutil import new_name, owner_alive
+    from core.procutil import new_name, owner_alive
     for old in base.glob(f".{name}.study-*.tmp"):          # left by a killed `new`
         if not owner_alive(old.name[:-4]):
             import shutil

@@ -65,7 +65,7 @@ def recover(report_dir: Path) -> None:
             shutil.rmtree(old, ignore_errors=True)
         else:
             old.rename(figs)
-    from versions.v2_multiprocessing.procutil import owner_alive
+    from core.procutil import owner_alive
     for d in report_dir.glob(".render-*"):
         if not owner_alive(d.name):
             shutil.rmtree(d, ignore_errors=True)
@@ -109,7 +109,7 @@ def render(results_dir=None, report_dir=None, update_readme=None, machine=None,
                              f"known: {', '.join(sorted(known)) or 'none'}")
     report_dir.mkdir(parents=True, exist_ok=True)
     recover(report_dir)
-    from versions.v2_multiprocessing.procutil import new_name
+    from core.procutil import new_name
     tmp = report_dir / f".render-{new_name('report')}"
     try:
         ctx = Context(results_dir, tmp, machine=machine, quick=quick)

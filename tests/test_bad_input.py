@@ -149,7 +149,7 @@ CASES = [
     ("w-missing-file", [*EGEN, "{tmp}/none.npz"], "does not exist"),
     ("w-folder", [*EGEN, "{dir}"], "is a folder"),
     ("w-device", [*EGEN, "/dev/zero"], "not a regular file"),
-    ("w-hidden-0", [*EGEN, "{w:h0}"], "H >= 1"),
+    ("w-hidden-0", [*EGEN, "{w:h0}"], "1 <= H <= 4096"),
     ("w-object-array", [*EGEN, "{w:object}"], "Python objects"),
     ("w-pickle", [*EGEN, "{w:pickle}"], "not a readable .npz"),
     ("w-zip-not-npz", [*EGEN, "{w:zip_txt}"], "not a .npy array"),
@@ -255,7 +255,7 @@ CASES = [
     ("train-lr-nan", [*TRAIN, "--lr", "nan"], "--lr must be a finite number"),
     ("train-lr-0", [*TRAIN, "--lr", "0"], "--lr must be"),
     ("train-lr-huge", [*TRAIN, "--lr", "100"], "--lr must be a finite number in (0, 1]"),
-    ("train-threshold-unreachable", [*TRAIN, "--threshold", "600"], "--threshold must be at most 500"),
+    ("train-threshold-unreachable", [*TRAIN, "--threshold", "600"], "--threshold must be a finite number at most 500"),
     ("train-grad-clip-negative", [*TRAIN, "--grad-clip", "-1"], "--grad-clip must be"),
     ("train-grad-clip-nan", [*TRAIN, "--grad-clip", "nan"], "--grad-clip must be a finite number"),
     ("train-threshold-nan", [*TRAIN, "--threshold", "nan"], "--threshold must be a finite number"),
@@ -306,6 +306,19 @@ CASES = [
     ("verify-unknown", ["verify", "--version", "nope"], "unknown version"),
     ("verify-empty", ["verify", "--version", ""], "unknown version"),
     ("verify-learners-unknown", ["verify-learners", "--learner", "nope"], "unknown learner"),
+    # -- learners (the learner ladder's stage), e2e (time to a trained agent)
+    ("learners-unknown", ["learners", "--learner", "nope"], "unknown learner"),
+    ("learners-threads-0", ["learners", "--threads", "0"], "--threads"),
+    ("learners-threads-huge", ["learners", "--threads", "100000"], "--threads"),
+    ("learners-bogus", ["learners", "--bogus"], "unrecognized"),
+    ("e2e-budget-nan", ["e2e", "--budget", "nan"], "--budget"),
+    ("e2e-budget-negative", ["e2e", "--budget", "-1"], "--budget"),
+    ("e2e-budget-inf", ["e2e", "--budget", "inf"], "--budget"),
+    ("e2e-seeds-0", ["e2e", "--seeds", "0"], "--seeds"),
+    ("e2e-trials-negative", ["e2e", "--trials", "-1"], "--trials"),
+    ("e2e-first-seed-selection", ["e2e", "--first-seed", "0"], "selection seeds"),
+    ("e2e-first-seed-top", ["e2e", "--first-seed", str(2 ** 64 - 2), "--seeds", "5"], "2^64"),
+    ("e2e-first-seed-negative", ["e2e", "--first-seed", "-5"], "seed"),
 ]
 
 

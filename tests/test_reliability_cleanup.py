@@ -13,7 +13,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from versions.v2_multiprocessing import procutil
+from core import procutil
 from versions.v6_mpi import version as v6
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -356,7 +356,7 @@ def test_cli_generate_v6_killed_rank(tmp_path):
     assert "MPIJobError" in err
     assert gone(seen), "a process of the command outlived it"
     assert not list(tmp_path.iterdir())
-    from versions.v2_multiprocessing.procutil import owner_tag
+    from core.procutil import owner_tag
     left = [n for d in ("/dev/shm", "/tmp") for n in os.listdir(d) if n.startswith("study-v6")
             and f"-{pid}-" in n]
     assert not left, left

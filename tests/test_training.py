@@ -29,7 +29,7 @@ def test_short_training_run_makes_progress():
     """
     cfg = TrainConfig(version="v1_python", envs=8, steps=32, updates_per_round=32,
                       batch_size=64, lr=2e-3, target_period=64, eps_decay_rounds=8,
-                      eps_end=0.04, max_rounds=25, threshold=1e9, seed=1, device="cpu")
+                      eps_end=0.04, max_rounds=25, threshold=500, seed=1, device="cpu")
     res = train(cfg)
     assert res.rounds == 25 and not res.solved
     assert res.updates == 25 * 32 and res.transitions == 25 * 8 * 32
@@ -188,7 +188,9 @@ def test_bad_device_is_a_clear_error():
     ({"batch_size": 100_000}, "--batch-size"),
     ({"buffer_size": 100}, "does not fit"),
     ({"envs": 0}, "positive integer"),
-    ({"lr": -1.0}, "--lr must be a positive"),
+    ({"lr": -1.0}, "--lr must be a finite number in"),
+    ({"lr": 2.0}, "--lr must be a finite number in"),
+    ({"threshold": 501.0}, "--threshold"),
     ({"lr_end": float("nan")}, "--lr-end"),
     ({"grad_clip": -1.0}, "--grad-clip"),
     ({"threshold": float("nan")}, "--threshold"),

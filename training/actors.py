@@ -26,7 +26,7 @@ import numpy as np
 from core.api import GenConfig
 from core.discover import runnable_rung
 from core.errors import StudyError
-from versions.v2_multiprocessing import procutil
+from core import procutil
 
 from .config import TrainConfig
 

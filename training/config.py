@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, fields
 
 from core.errors import StudyError
 from core.learner import LearnConfig, _h
+from core.spec import CARTPOLE
 
 
 @dataclass
@@ -71,7 +72,9 @@ class TrainConfig(LearnConfig):
              "a finite number in [0, --lr] (0: constant rate)")
         for name in ("eps_start", "eps_end"):
             need(_fin(getattr(self, name)) and 0 <= getattr(self, name) <= 1, name, "in [0, 1]")
-        need(_fin(self.threshold), "threshold", "a finite number")
+        top = CARTPOLE.max_episode_steps          # the most one episode can return
+        need(_fin(self.threshold) and self.threshold <= top, "threshold",
+             f"a finite number at most {top} (the most an episode of {CARTPOLE.name} returns)")
         need(_fin(self.budget_s) and 0 <= self.budget_s <= 10 ** 6, "budget_s",
              "a finite number of seconds in [0, 1e6] (0: no limit)")
         need(self.actor in ("auto", "process", "thread"), "actor", "auto, process or thread")

@@ -170,10 +170,44 @@ def train_quiet(cfg_dict: dict) -> dict:
         return {"config": cfg_dict, "error": str(e)}
 
 
+def _watch_parent(parent: int) -> None:
+    """In a pool process: exit as soon as the process that made the pool is gone (a thread
+    polling the parent pid: unlike PR_SET_PDEATHSIG it does not fire when the thread that
+    happened to start the process ends)."""
+    import threading
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+    threading.Thread(target=watch, daemon=True).start()
+
+
+def process_pool(processes: int):
+    """A spawn-context pool whose processes die with this process."""
+    from concurrent.futures import ProcessPoolExecutor
+    return ProcessPoolExecutor(max_workers=processes, mp_context=mp.get_context("spawn"),
+                               initializer=_watch_parent, initargs=(os.getpid(),))
+
+
+def stop_pool(ex) -> None:
+    """Cancel what has not started and terminate what runs (an interrupt, SIGTERM)."""
+    procs = list(getattr(ex, "_processes", {}).values())
+    ex.shutdown(wait=False, cancel_futures=True)
+    for p in procs:
+        if p.is_alive():
+            p.terminate()
+    for p in procs:
+        p.join(timeout=5)
+        if p.is_alive():
+            p.kill()
+
+
 def run_parallel(configs: List[dict], processes: int = 2,
                  progress: Optional[Callable[[str], None]] = None) -> List[dict]:
-    """Independent experiments in a pool of `processes` spawned processes; rows in input order."""
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    """Independent experiments in a pool of `processes` spawned processes; rows in input order.
+    An interrupt (Ctrl-C, SIGTERM) stops the pool's processes too."""
+    from concurrent.futures import as_completed
     out: List[Optional[dict]] = [None] * len(configs)
     if processes <= 1:
         for i, c in enumerate(configs):
@@ -181,7 +215,8 @@ def run_parallel(configs: List[dict], processes: int = 2,
             if progress:
                 progress(f"experiment {i + 1}/{len(configs)} done")
         return out
-    with ProcessPoolExecutor(max_workers=processes, mp_context=mp.get_context("spawn")) as ex:
+    ex = process_pool(processes)
+    try:
         futs = {ex.submit(train_quiet, c): i for i, c in enumerate(configs)}
         done = 0
         for f in as_completed(futs):
@@ -192,4 +227,8 @@ def run_parallel(configs: List[dict], processes: int = 2,
                 what = (f"rounds {r['rounds']} solved={r['solved']} {r['wall_s']:.1f}s"
                         if "rounds" in r else r.get("error", "?"))
                 progress(f"experiment {done}/{len(configs)}: {what}")
+    except BaseException:
+        stop_pool(ex)
+        raise
+    ex.shutdown(wait=True)
     return out

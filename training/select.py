@@ -10,15 +10,13 @@ as PENALTY x its budget. The seeds used here are never used for the reported com
 from __future__ import annotations
 
 import math
-import multiprocessing as mp
 import statistics
 import threading
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 from typing import Callable, List, Optional
 
 from .config import TrainConfig
-from .loop import train_quiet
+from .loop import process_pool, stop_pool, train_quiet
 
 PENALTY = 2.0
 SPACE = {"updates_per_round": (16, 32, 64, 128, 256), "batch_size": (32, 64, 128, 256),
@@ -45,7 +43,7 @@ def select(base: TrainConfig, n_trials: int, seeds: List[int], jobs: int = 2,
     study = optuna.create_study(direction="minimize", sampler=sampler, pruner=pruner)
     runs = {}
     lock = threading.Lock()
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn"))
+    pool = process_pool(jobs)
 
     def objective(trial):
         p = {"updates_per_round": trial.suggest_categorical("updates_per_round", SPACE["updates_per_round"]),
@@ -69,8 +67,10 @@ def select(base: TrainConfig, n_trials: int, seeds: List[int], jobs: int = 2,
 
     try:
         study.optimize(objective, n_trials=n_trials, n_jobs=jobs, catch=(Exception,))
-    finally:
-        pool.shutdown(cancel_futures=True)
+    except BaseException:
+        stop_pool(pool)
+        raise
+    pool.shutdown(wait=True)
     trials = []
     for t in study.trials:
         rs = runs.get(t.number, [])

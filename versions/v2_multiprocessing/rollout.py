@@ -17,7 +17,7 @@ forward pass. Until every worker is ready, the start-up floor applies. Past the 
 call goes on only while its workers are busy using CPU (up to the hard factor). A
 worker stopped (SIGSTOP) for the stop grace fails the call; a dead one at once. The segment is
 named with this process's pid and start time, so a run that was SIGKILLed leaves nothing
-the next harness command does not remove (versions/v2_multiprocessing/procutil.py, sweep).
+the next harness command does not remove (core/procutil.py, sweep).
 """
 import multiprocessing as mp
 import os
@@ -30,8 +30,8 @@ from multiprocessing.connection import wait
 import numpy as np
 
 from core.api import Generator, GenConfig, StudyError, check_weights
-from . import procutil
-from .procutil import describe_exit
+from core import procutil
+from core.procutil import describe_exit
 from . import worker as W
 
 MAX_WORKERS = 64

@@ -107,7 +107,7 @@ def worker_main(index, cfg, lo, hi, conn):
     """Send ("ready", seconds per transition), then serve ("gen", T, segment,
     weights|None, epsilon, fault|None) until ("stop",) or EOF."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is the parent's to handle
-    from .procutil import die_with_parent
+    from core.procutil import die_with_parent
     if not die_with_parent(signal.SIGKILL, os.getppid()):
         return                                     # the fork server is gone already
     _follow_parent()

@@ -34,7 +34,7 @@ measured; a larger network scales it). Past the limit a call goes on only while 
 rank is on this machine and busy using CPU (up to the hard factor). The job's folders (the socket and mpirun's
 session directory under $TMPDIR, Open MPI's segments under /dev/shm) are named with this
 process's pid and start time; a run that was SIGKILLed leaves them to the next harness
-command, which removes them once it sees the owner is dead (versions/v2_multiprocessing/procutil.py, sweep).
+command, which removes them once it sees the owner is dead (core/procutil.py, sweep).
 """
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ from typing import Dict, Optional
 import numpy as np
 
 from core.api import WEIGHT_KEYS, GenConfig, Generator, StudyError, check_weights
-from versions.v2_multiprocessing import procutil
+from core import procutil
 
 HERE = Path(__file__).resolve().parent
 BUILD_DIR = HERE / "build"

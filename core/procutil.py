@@ -1,8 +1,4 @@
-"""Processes the study starts, and what they leave behind.
-
-(It lives in v2's folder, the first rung with processes of its own, because the rungs,
-the training loop and the harness all need it and the floors of tests/test_layers.py let
-them all import a rung's module; its natural home is core/, see docs/RELIABILITY.md.)
+"""Processes the study starts, and what they leave behind (docs/RELIABILITY.md).
 
 Four things every part that starts a child process (v2's workers, v6's mpirun and ranks,
 the pipelined actor, the peers' children) shares:
