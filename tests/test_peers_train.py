@@ -160,3 +160,12 @@ def test_judge_keeps_evaluation_time_out_of_training_time():
 
 def test_registry_names():
     assert set(NAMES) == {"sb3_dqn", "sbx_dqn", "cleanrl_dqn", "pufferlib_ppo"}
+
+
+def test_child_environment_leaves_threads_to_the_libraries_unless_pinned(monkeypatch):
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")                 # as a parent stage may set
+    env = runner.child_env()
+    assert "OMP_NUM_THREADS" not in env and "XLA_FLAGS" not in env
+    pinned = runner.child_env(1)
+    assert pinned["OMP_NUM_THREADS"] == "1" and "multi_thread_eigen=false" in pinned["XLA_FLAGS"]
+    assert str(ROOT) in env["PYTHONPATH"].split(":")

@@ -30,15 +30,17 @@ def main(argv=None) -> int:
     ap.add_argument("--window", type=int, default=WINDOW)
     ap.add_argument("--eval-gap", type=float, default=DEFAULT_EVAL_GAP_S)
     ap.add_argument("--timeout", type=float, default=None, help="hard limit per child, seconds")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="pin BLAS/OpenMP/XLA threads (diagnostic; default: library defaults)")
     ap.add_argument("--json", action="store_true", help="print rows as JSON lines")
     a = ap.parse_args(argv)
     try:
-        if a.window <= 0 or a.eval_gap < 0:
-            raise StudyError("--window must be > 0 and --eval-gap >= 0")
+        if a.window <= 0 or a.eval_gap < 0 or (a.threads is not None and a.threads < 1):
+            raise StudyError("--window must be > 0, --eval-gap >= 0 and --threads >= 1")
         rows = run_peer_training(a.peer or list(NAMES), seeds_arg(a.seeds), a.budget, a.quick,
                                  progress=None if a.json else lambda t: print(t, file=sys.stderr),
                                  threshold=a.threshold, window=a.window, eval_gap=a.eval_gap,
-                                 timeout=a.timeout)
+                                 timeout=a.timeout, threads=a.threads)
     except StudyError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -141,7 +141,7 @@ class Judge:
         t = self.training_s()
         if t >= self._next_curve:
             self.curve.append([round(t, 3), int(env_steps), self.mean_last(), len(self.returns)])
-            self._next_curve += CURVE_EVERY_S
+            self._next_curve = t + CURVE_EVERY_S
         if ended and self.mean_holds() and t - self.last_eval_at >= self.s.eval_gap_s:
             te = time.perf_counter()
             self.eval_returns = greedy_eval(self.act_fn(), self.s.eval_episodes,
@@ -231,8 +231,17 @@ THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
                "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "XLA_FLAGS")
 
 
+def pinned_thread_env(threads: int) -> Dict[str, str]:
+    """Environment that holds BLAS/OpenMP (so torch) and XLA's CPU pool to `threads`."""
+    env = {k: str(threads) for k in THREAD_VARS if k != "XLA_FLAGS"}
+    if threads == 1:
+        env["XLA_FLAGS"] = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+    return env
+
+
 def thread_info(torch_mod=None, jax_used: bool = False) -> dict:
-    """The threads the run had: the libraries' defaults on this machine (nothing pinned)."""
+    """The threads the run had: the libraries' defaults on this machine unless the parent
+    pinned them (then `pinned_env` says how)."""
     info: dict = {"cpu_count": os.cpu_count(),
                   "affinity": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
                   "pinned_env": {k: os.environ[k] for k in THREAD_VARS if k in os.environ}}
@@ -240,7 +249,8 @@ def thread_info(torch_mod=None, jax_used: bool = False) -> dict:
         info["torch_intraop"] = torch_mod.get_num_threads()
         info["torch_interop"] = torch_mod.get_num_interop_threads()
     if jax_used:
-        info["xla_cpu"] = "default (XLA's Eigen pool over every core)"
+        info["xla_cpu"] = ("pinned: " + os.environ["XLA_FLAGS"] if "XLA_FLAGS" in os.environ
+                           else "default (XLA's Eigen pool over every core)")
     return info
 
 

@@ -29,7 +29,7 @@ from core.errors import StudyError
 
 from . import NAMES, title
 from .common import (DEFAULT_BUDGET_S, DEFAULT_EVAL_GAP_S, EVAL_EPISODES, THREAD_VARS,
-                     THRESHOLD, WINDOW)
+                     THRESHOLD, WINDOW, pinned_thread_env)
 
 ROOT = Path(__file__).resolve().parents[2]
 QUICK_BUDGET_S = 15.0
@@ -85,8 +85,12 @@ def interpreter(peer: str) -> tuple:
     return str(py), None
 
 
-def child_env() -> dict:
+def child_env(threads: Optional[int] = None) -> dict:
+    """The child's environment: no thread variables (library defaults), or, with `threads`,
+    BLAS/OpenMP/XLA held to that many (a diagnostic for a busy machine; the row says so)."""
     env = {k: v for k, v in os.environ.items() if k not in THREAD_VARS}
+    if threads is not None:
+        env.update(pinned_thread_env(threads))
     env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env.setdefault("JAX_PLATFORMS", "cpu")
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -97,12 +101,14 @@ def child_env() -> dict:
 def run_one(peer: str, seed: int, budget: float, quick: bool = False,
             threshold: float = THRESHOLD, window: int = WINDOW,
             eval_gap: float = DEFAULT_EVAL_GAP_S, eval_episodes: int = EVAL_EPISODES,
-            timeout: Optional[float] = None, extra_args: Optional[List[str]] = None) -> dict:
-    """Train one (peer, seed) in a fresh subprocess; return its row."""
+            timeout: Optional[float] = None, extra_args: Optional[List[str]] = None,
+            threads: Optional[int] = None) -> dict:
+    """Train one (peer, seed) in a fresh subprocess; return its row. threads=None (the
+    default, and what the comparison uses) leaves each library its own thread defaults."""
     timeout = float(timeout) if timeout is not None else timeout_for(budget)
     base = {"entry": ENTRY, "peer": peer, "title": title(peer), "seed": seed, "quick": quick,
             "budget_s": budget, "threshold": threshold, "window": window,
-            "timeout_s": timeout}
+            "timeout_s": timeout, "threads_pinned": threads}
     py, why = interpreter(peer)
     if py is None:
         return {**base, "status": "skipped", "skipped": True, "solved": False, "reason": why}
@@ -113,7 +119,7 @@ def run_one(peer: str, seed: int, budget: float, quick: bool = False,
         cmd.append("--quick")
     cmd += list(extra_args or [])
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=child_env(), stdout=subprocess.PIPE,
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=child_env(threads), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         stdout, stderr = proc.communicate(timeout=timeout)
