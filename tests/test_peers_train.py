@@ -169,3 +169,24 @@ def test_child_environment_leaves_threads_to_the_libraries_unless_pinned(monkeyp
     pinned = runner.child_env(1)
     assert pinned["OMP_NUM_THREADS"] == "1" and "multi_thread_eigen=false" in pinned["XLA_FLAGS"]
     assert str(ROOT) in env["PYTHONPATH"].split(":")
+
+
+def test_a_diagnostic_row_never_counts_as_solved():
+    """PufferLib's CartPole caps episodes at 200 steps: its row is timed to an adapted
+    criterion and says so (status "diagnostic"), with solved false whatever happened."""
+    from peers.train.child import finalize
+    s = Settings(peer="pufferlib_ppo", seed=1, budget_s=10, window=1, eval_gap_s=0.0,
+                 eval_episodes=2, threshold=5.0)
+    j = Judge(s, lambda: (lambda obs: np.zeros(len(obs), np.int64)))
+    j.start()
+    j.episode(199.0)
+    assert j.should_stop(1000)                   # greedy returns >= 8 > threshold 5
+    out = {"library": "pufferlib", "_judge": j,
+           "_diagnostic": {"comparable": False, "criterion": "adapted: test",
+                           "episode_cap": 200, "episodes_total": 4096,
+                           "last_epoch_mean_length": 199.0}}
+    row = finalize(s, out, t_proc0=0.0)
+    assert row["status"] == "diagnostic" and row["solved"] is False
+    assert row["diagnostic_solved"] is True and row["comparable"] is False
+    assert row["episodes"] == 4096 and "not comparable" in row["reason"]
+    assert "_diagnostic" not in row and "_judge" not in row

@@ -89,6 +89,9 @@ class Settings:
     eval_episodes: int = EVAL_EPISODES
     eval_gap_s: float = DEFAULT_EVAL_GAP_S
     quick: bool = False
+    # The training half of the criterion, when a peer's environment cannot reach
+    # `threshold` (PufferLib's 200-step CartPole); None: the same as `threshold`.
+    train_threshold: Optional[float] = None
 
 
 class Judge:
@@ -128,7 +131,8 @@ class Judge:
         return float(np.mean(self.returns[-self.s.window:]))
 
     def mean_holds(self) -> bool:
-        return len(self.returns) >= self.s.window and self.mean_last() >= self.s.threshold
+        need = self.s.threshold if self.s.train_threshold is None else self.s.train_threshold
+        return len(self.returns) >= self.s.window and self.mean_last() >= need
 
     # -- the check ---------------------------------------------------------------------
     def should_stop(self, env_steps: int, ended: bool = True) -> bool:

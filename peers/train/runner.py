@@ -18,9 +18,11 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Callable, Iterable, List, Optional
@@ -119,20 +121,26 @@ def run_one(peer: str, seed: int, budget: float, quick: bool = False,
         cmd.append("--quick")
     cmd += list(extra_args or [])
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=child_env(threads), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    # A scratch working directory: some libraries write beside themselves on import or at
+    # the end of training (PufferLib links ./resources, saves ./experiments).
+    scratch = tempfile.mkdtemp(prefix="peer-train-")
     try:
-        stdout, stderr = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        kill_group(proc)
-        proc.communicate()
-        return {**base, "status": "failed", "skipped": True, "solved": False, "timed_out": True,
-                "subprocess_s": time.perf_counter() - t0,
-                "reason": f"killed at the hard timeout of {timeout:.0f} s (whole process group)"}
-    except BaseException:
-        kill_group(proc)
-        raise
-    kill_group(proc)                    # whatever the peer left running
+        proc = subprocess.Popen(cmd, cwd=scratch, env=child_env(threads), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, start_new_session=True)
+        try:
+            stdout, stderr = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            kill_group(proc)
+            proc.communicate()
+            return {**base, "status": "failed", "skipped": True, "solved": False,
+                    "timed_out": True, "subprocess_s": time.perf_counter() - t0,
+                    "reason": f"killed at the hard timeout of {timeout:.0f} s (whole process group)"}
+        except BaseException:
+            kill_group(proc)
+            raise
+        kill_group(proc)                # whatever the peer left running
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     row = None
     for line in stdout.splitlines():
         if line.startswith("TRAIN_ROW "):
