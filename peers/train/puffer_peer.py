@@ -148,7 +148,8 @@ def run_puffer(settings) -> dict:
                                   "(pufferl.load_config('puffer_cartpole'), device set to cpu)",
         "recipe_steps": int(train_config["total_timesteps"]),
         "continued_past_recipe": trainer.global_step > train_config["total_timesteps"],
-        "gradient_updates": None,
+        # optimizer steps: minibatches per epoch over gradient accumulation
+        "gradient_updates": epochs * max(1, trainer.total_minibatches // trainer.accumulate_minibatches),
         "epochs": epochs,
         "import_s": import_s,
         "setup_s": setup_s,
