@@ -1,0 +1,193 @@
+"""Peers' time to a trained agent (peers/train): rows are well formed for every available
+peer, a missing library is a skipped row, a hung child is killed at its timeout, bad input
+is one line, and the greedy evaluation behaves exactly like the study's own.
+
+The quick runs lower the criterion (threshold 5 over a window of 5 episodes, 2 greedy
+episodes: every CartPole episode lasts at least 8 steps) so that each peer reaches
+"solved" within seconds and the whole path (episodes from the library's own statistics,
+the greedy evaluation through the library's own policy, the timing split) is exercised.
+"""
+import json
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from core.api import init_weights
+from core.errors import StudyError
+from peers.train import NAMES, runner
+from peers.train.common import Judge, Settings, eval_seed, greedy_eval, mlp_greedy
+from tests.conftest import ROOT
+
+QUICK = dict(threshold=5.0, window=5, eval_gap=0.0, eval_episodes=2)
+TORCH_JAX_PEERS = ["sb3_dqn", "sbx_dqn", "cleanrl_dqn"]
+ROW_FIELDS = ("entry", "peer", "seed", "status", "solved", "wall_s", "budget_s", "env_steps",
+              "gradient_updates", "last100_mean", "eval_mean", "startup_s", "eval_s", "threads",
+              "hyperparameters", "hyperparameters_source", "library", "versions", "how")
+
+
+def _quick_row(peer, **kw):
+    row = runner.run_one(peer, seed=7, budget=kw.pop("budget", 20.0), quick=True,
+                         **{**QUICK, **kw})
+    if row["status"] == "skipped":
+        pytest.skip(f"{peer}: {row['reason']}")
+    return row
+
+
+@pytest.mark.parametrize("peer", TORCH_JAX_PEERS)
+def test_quick_run_gives_a_well_formed_solved_row(peer):
+    r = _quick_row(peer)
+    assert r["status"] == "solved", r.get("reason") or r.get("traceback")
+    for f in ROW_FIELDS:
+        assert f in r, f"{peer} row lacks {f}"
+    assert r["solved"] is True and r["stop_reason"] == "solved" and r["reason"] is None
+    assert r["env_steps"] > 0 and r["episodes"] >= 5 and r["last100_mean"] >= 5
+    assert len(r["eval_returns"]) == 2 and min(r["eval_returns"]) >= 8
+    assert r["eval_mean"] == pytest.approx(np.mean(r["eval_returns"]))
+    assert r["eval_seed"] == eval_seed(7) and r["evals"] >= 1
+    assert 0 < r["wall_s"] <= r["budget_s"] and r["startup_s"] > 0 and r["eval_s"] > 0
+    assert r["threads"]["cpu_count"] >= 1 and r["threads"]["pinned_env"] == {}
+    assert isinstance(r["hyperparameters"], dict) and r["hyperparameters_source"]
+    assert r["quick"] is True and r["code_hash"]
+    json.dumps(r)                           # the row is JSON as it stands
+
+
+def test_zoo_settings_are_read_from_the_installed_package():
+    pytest.importorskip("rl_zoo3")
+    from peers.train.sb3_peers import zoo_hyperparams, zoo_kwargs
+    raw, path, version = zoo_hyperparams()
+    assert path.endswith("hyperparams/dqn.yml") and version
+    policy, steps, n_envs, kw = zoo_kwargs(raw)
+    assert policy == "MlpPolicy" and steps == int(raw["n_timesteps"]) and n_envs == 1
+    assert isinstance(kw["policy_kwargs"], dict) and "n_timesteps" not in kw
+
+
+def test_budget_spent_gives_a_not_solved_row():
+    r = runner.run_one("cleanrl_dqn", seed=3, budget=1.0, quick=True)
+    if r["status"] == "skipped":
+        pytest.skip(r["reason"])
+    assert r["status"] == "not_solved" and r["solved"] is False
+    assert r["stop_reason"] == "budget" and r["reason"] == "not solved in 1 s"
+    assert r["wall_s"] >= 1.0 and r["env_steps"] > 0
+    # CleanRL learns on steps 10_010, 10_020, ... (after learning_starts, every 10th step)
+    assert r["gradient_updates"] == len(range(10_010, r["env_steps"], 10))
+    assert r["eval_mean"] is None and r["evals"] == 0
+
+
+def test_missing_library_is_a_skipped_row(monkeypatch, capsys):
+    from peers.train import child
+    monkeypatch.setitem(sys.modules, "rl_zoo3", None)         # as if not installed
+    monkeypatch.setitem(sys.modules, "stable_baselines3", None)
+    assert child.main(["--peer", "sb3_dqn", "--seed", "1", "--budget", "5"]) == 0
+    line = [x for x in capsys.readouterr().out.splitlines() if x.startswith("TRAIN_ROW ")][-1]
+    row = json.loads(line[len("TRAIN_ROW "):])
+    assert row["skipped"] is True and row["status"] == "skipped"
+    assert "rl_zoo3" in row["reason"] and row["solved"] is False
+
+
+def test_separate_venv_missing_is_a_skipped_row_without_a_child(monkeypatch):
+    monkeypatch.setitem(runner.SEPARATE_VENV, "pufferlib_ppo", ".venv-does-not-exist")
+    rows = runner.run_peer_training(["pufferlib_ppo"], [100], budget=300)
+    assert len(rows) == 1 and rows[0]["skipped"] is True
+    assert ".venv-does-not-exist" in rows[0]["reason"]
+
+
+def test_hung_child_is_killed_at_the_timeout():
+    r = runner.run_one("cleanrl_dqn", seed=1, budget=1.0, timeout=3.0, extra_args=["--hang"])
+    assert r["status"] == "failed" and r["timed_out"] is True and r["skipped"] is True
+    assert "hard timeout of 3 s" in r["reason"]
+    assert r["subprocess_s"] < 15
+
+
+@pytest.mark.parametrize("budget", [0, -1, float("nan"), float("inf"), "abc", None])
+def test_bad_budget_is_a_study_error(budget):
+    with pytest.raises(StudyError, match="budget"):
+        runner.run_peer_training(["sb3_dqn"], [100], budget=budget)
+
+
+@pytest.mark.parametrize("seeds", [[-1], ["x"], [], [1.5], [True]])
+def test_bad_seeds_are_a_study_error(seeds):
+    with pytest.raises(StudyError, match="seeds"):
+        runner.run_peer_training(["sb3_dqn"], seeds, budget=10)
+
+
+def test_unknown_peer_is_a_study_error():
+    with pytest.raises(StudyError, match="unknown training peer"):
+        runner.run_peer_training(["nope"], [1], budget=10)
+
+
+@pytest.mark.parametrize("args", [["--budget", "0"], ["--budget", "nan"], ["--seeds", "-3"],
+                                  ["--peer", "nope"]])
+def test_cli_bad_input_is_one_line_and_status_2(args):
+    p = subprocess.run([sys.executable, "-m", "peers.train", *args], cwd=ROOT,
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2
+    assert len(p.stderr.strip().splitlines()) == 1 and p.stderr.startswith("error: ")
+
+
+def test_greedy_eval_matches_the_studys_own():
+    from training.episodes import greedy_eval as study_eval
+    for seed in (0, 3):
+        w = init_weights(seed)
+        s = eval_seed(seed)
+        assert greedy_eval(mlp_greedy(w), 20, seed=s) == study_eval(w, 20, seed=s)
+
+
+def test_judge_keeps_evaluation_time_out_of_training_time():
+    calls = []
+
+    def act_fn():
+        calls.append(1)
+        return lambda obs: np.zeros(len(obs), np.int64)       # always push left: ~9 steps
+
+    j = Judge(Settings(peer="x", seed=1, budget_s=100, threshold=9.0, window=3, eval_gap_s=0.0,
+                       eval_episodes=3), act_fn)
+    j.start()
+    for r in (10, 10):
+        j.episode(r)
+    assert not j.should_stop(20)                               # 2 < window episodes
+    j.episode(10)
+    stopped = j.should_stop(30)
+    res = j.result()
+    assert calls and res["evals"] == 1 and res["eval_s"] > 0
+    assert res["wall_s"] < 1.0 and res["window"] == 3
+    assert stopped == res["solved"] == (np.mean(res["eval_returns"]) >= 9.0)
+    if not stopped:
+        assert not j.should_stop(31, ended=False) and res["stop_reason"] is None
+    assert math.isnan(Judge(Settings(peer="x", seed=1), act_fn).mean_last())
+
+
+def test_registry_names():
+    assert set(NAMES) == {"sb3_dqn", "sbx_dqn", "cleanrl_dqn", "pufferlib_ppo"}
+
+
+def test_child_environment_leaves_threads_to_the_libraries_unless_pinned(monkeypatch):
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")                 # as a parent stage may set
+    env = runner.child_env()
+    assert "OMP_NUM_THREADS" not in env and "XLA_FLAGS" not in env
+    pinned = runner.child_env(1)
+    assert pinned["OMP_NUM_THREADS"] == "1" and "multi_thread_eigen=false" in pinned["XLA_FLAGS"]
+    assert str(ROOT) in env["PYTHONPATH"].split(":")
+
+
+def test_a_diagnostic_row_never_counts_as_solved():
+    """PufferLib's CartPole caps episodes at 200 steps: its row is timed to an adapted
+    criterion and says so (status "diagnostic"), with solved false whatever happened."""
+    from peers.train.child import finalize
+    s = Settings(peer="pufferlib_ppo", seed=1, budget_s=10, window=1, eval_gap_s=0.0,
+                 eval_episodes=2, threshold=5.0)
+    j = Judge(s, lambda: (lambda obs: np.zeros(len(obs), np.int64)))
+    j.start()
+    j.episode(199.0)
+    assert j.should_stop(1000)                   # greedy returns >= 8 > threshold 5
+    out = {"library": "pufferlib", "_judge": j,
+           "_diagnostic": {"comparable": False, "criterion": "adapted: test",
+                           "episode_cap": 200, "episodes_total": 4096,
+                           "last_epoch_mean_length": 199.0}}
+    row = finalize(s, out, t_proc0=0.0)
+    assert row["status"] == "diagnostic" and row["solved"] is False
+    assert row["diagnostic_solved"] is True and row["comparable"] is False
+    assert row["episodes"] == 4096 and "not comparable" in row["reason"]
+    assert "_diagnostic" not in row and "_judge" not in row
