@@ -37,6 +37,7 @@ bench: build
 	$(VPY) -m harness bench $(BENCH_FLAGS); rc=$$?; $(VPY) -m harness report $(BENCH_FLAGS) && exit $$rc
 
 e2e: build
+	bash peers/train/setup_puffer.sh || echo "e2e: pufferlib could not be built; its row will say why"
 	$(VPY) -m harness e2e $(BENCH_FLAGS); rc=$$?; $(VPY) -m harness report $(BENCH_FLAGS) && exit $$rc
 
 report: setup
@@ -49,5 +50,5 @@ test: build
 	$(VPY) -m pytest -q tests
 
 clean:
-	rm -rf $(VENV) build _skbuild .pytest_cache versions/v6_mpi/build
+	rm -rf $(VENV) .venv-puffer build _skbuild .pytest_cache versions/v6_mpi/build
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -57,6 +57,12 @@ def cmd_e2e(args):
     if set(seeds) & set(SELECT_SEEDS):
         raise StudyError(f"--first-seed: the comparison seeds must not overlap the selection "
                          f"seeds {SELECT_SEEDS}")
+    if args.peer:
+        from peers.train import NAMES
+        unknown = [p for p in args.peer if p not in NAMES]
+        if unknown:
+            raise StudyError(f"--peer: unknown training peer(s) {', '.join(unknown)}; known: "
+                             f"{', '.join(NAMES)}")
     prog = Progress("e2e")
     bad = run(args.quick, prog, seeds=seeds, budget=args.budget, trials=args.trials,
               peers=not args.no_peers, peer_names=args.peer)
@@ -233,11 +239,12 @@ def run_peers(quick, note, seeds, budget, names) -> int:
                                "reason": f"peers' training runners are not available ({e})"}, quick=quick)
         note(f"peers: not available ({e})")
         return 1
-    rows = run_peer_training(names, list(seeds), budget, quick, note)
+    from peers.train import NAMES
+    rows = run_peer_training(names or list(NAMES), list(seeds), budget, quick, note)
     bad = 0
     for r in rows:
-        results.append("e2e", {"family": "peer", "entry": r.get("peer"), **r}, quick=quick)
-        bad += bool(r.get("error"))
+        results.append("e2e", {"family": "peer", **r, "entry": r.get("peer")}, quick=quick)
+        bad += r.get("status") == "failed"
     return bad
 
 

@@ -31,18 +31,26 @@ def groups(ctx) -> Dict[tuple, List[dict]]:
 def summary(rows: List[dict]) -> dict:
     """Median and IQR of time to solved over seeds; an unsolved seed counts as infinite
     (so a median is finite only when more than half solved)."""
-    done = [r for r in rows if not r.get("skipped") and not r.get("error")]
+    done = [r for r in rows if not r.get("skipped") and not r.get("error")
+            and r.get("status") != "diagnostic"]
     times = [r["wall_s"] if r.get("solved") else math.inf for r in done]
     out = {"n": len(done), "solved": sum(bool(r.get("solved")) for r in done), "rows": done,
-           "skipped": [r for r in rows if r.get("skipped") or r.get("error")]}
+           "skipped": [r for r in rows if r.get("skipped") or r.get("error")
+                       or r.get("status") == "diagnostic"]}
     if times:
         q1, med, q3 = quartiles(times)
         out.update(median=med, q1=q1, q3=q3)
         out["startup"] = statistics.median(r.get("startup_s", 0.0) or 0.0 for r in done)
-        rets = [r.get("final_mean_return") for r in done if r.get("final_mean_return") is not None]
+        rets = [last_return(r) for r in done if last_return(r) is not None]
         out["ret"] = statistics.median(rets) if rets else None
         out["budget"] = max((r.get("budget_s") or 0) for r in done) or None
     return out
+
+
+def last_return(r: dict):
+    """Mean return of the last 100 training episodes (our rows and the peers' name it apart)."""
+    v = r.get("final_mean_return", r.get("last100_mean"))
+    return None if v is None or (isinstance(v, float) and math.isnan(v)) else v
 
 
 def fmt_s(x: Optional[float], budget=None) -> str:
@@ -57,8 +65,9 @@ def label(key, rows) -> str:
     family, entry, lab, mode = key
     if family == "peer":
         r = rows[0]
-        lib = r.get("library") or entry
-        return f"{lib}" + (f" {r.get('library_version')}" if r.get("library_version") else "")
+        lib = r.get("title") or r.get("library") or entry
+        ver = (r.get("versions") or {}).get(r.get("library")) if isinstance(r.get("versions"), dict) else None
+        return f"{lib}" + (f" ({r.get('library')} {ver})" if ver else "")
     extra = [] if lab == "default" else [f"{lab} settings"]
     if mode == "overlapped":
         extra.append("overlapped")
@@ -87,8 +96,10 @@ def render(ctx):
     for k in order:
         s = sums[k]
         if not s["n"]:
-            why = s["skipped"][0].get("reason") or s["skipped"][0].get("error") if s["skipped"] else "no runs"
-            table.append((label(k, g[k]), "-", f"skipped: {why}"[:160], "-", "-", "-"))
+            r0 = s["skipped"][0] if s["skipped"] else {}
+            why = r0.get("reason") or r0.get("error") or "no runs"
+            kind = "diagnostic, not comparable" if r0.get("status") == "diagnostic" else "skipped"
+            table.append((label(k, g[k]), "-", f"{kind}: {why}"[:200], "-", "-", steps_text(g[k])))
             continue
         t = fmt_s(s["median"], s["budget"])
         if s["solved"] and not math.isinf(s["median"]):
@@ -248,10 +259,13 @@ def how_peers(g) -> List[str]:
     rows = []
     for k, v in peers.items():
         r = v[0]
-        hp = r.get("hyperparams") or {}
-        hp_txt = ", ".join(f"{a}={b}" for a, b in list(hp.items())[:12])
-        rows.append((label(k, v), r.get("how", "-"), r.get("hyperparams_source", "-"),
-                     hp_txt.replace("|", "/")[:300], str(r.get("threads", "-"))))
+        hp = r.get("hyperparameters") or {}
+        hp_txt = ", ".join(f"{a}={b}" for a, b in list(hp.items())[:14])
+        src = str(r.get("hyperparameters_source", "-")).split(" (/")[0]
+        th = r.get("threads")
+        th = ", ".join(f"{a}={b}" for a, b in th.items()) if isinstance(th, dict) else str(th or "-")
+        rows.append((label(k, v), str(r.get("how", "-")).replace("|", "/"), src,
+                     hp_txt.replace("|", "/")[:400], th[:120]))
     return out + [md_table(["Peer", "How it ran", "Settings from", "Settings", "Threads"], rows), ""]
 
 
