@@ -20,7 +20,7 @@ NB_MODULE(STUDY_MODULE_NAME, m) {
             {
                 nb::gil_scoped_release nogil;
                 DenormalsOff ftz;
-                s.update(data.data(), idx.data(), false);
+                s.update(data.data(), idx.data());
             }
             return s.loss();
         }, nb::arg("data").noconvert(), nb::arg("idx").noconvert(),

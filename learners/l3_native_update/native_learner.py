@@ -101,3 +101,33 @@ class NativeLearner(LearnerImpl):
 
     def close(self) -> None:
         pass
+
+
+class RoundLearner(NativeLearner):
+    """L4, L4b: a whole learn() call (U updates) in one native call: sampling, gathering,
+    target network and losses in C++."""
+    module = "_l4_native_round"
+
+    def __init__(self, cfg: LearnConfig, replay: Replay, module: Optional[str] = None):
+        super().__init__(cfg, replay, module)
+        self._buf = np.zeros(0, np.float32)
+
+    def _round(self, n: int, buf: np.ndarray) -> None:
+        c = self.cfg
+        self.net.round(self.replay.data, self.replay.size, c.seed, self.updates, n, buf)
+
+    def learn(self, n: int, losses: Optional[np.ndarray] = None) -> None:
+        if n <= 0:
+            return
+        self._check_losses(n, losses)
+        if self.replay.size < 1:
+            raise StudyError("cannot sample from an empty replay buffer")
+        if len(self._buf) < n:
+            self._buf = np.zeros(n, np.float32)
+        before = self.net.steps
+        try:
+            self._native(self._round, n, self._buf)
+        finally:
+            self.updates += self.net.steps - before
+        if losses is not None:
+            losses[:n] = self._buf[:n]

@@ -247,14 +247,14 @@ public:
     // Without clipping: the weight gradients and AdamW in one pass over W2, a panel of KP
     // rows at a time: the panel's gradient (grads()'s GEMM, so the same sums) lands in a
     // small buffer that is still in L1 when AdamW reads it; no full gradient array for W2.
-    void grads_adam(int k0, int k1, bool small, const AdamStep& a) {
+    // `gp`: the calling thread's own KP x Hp floats (panel_floats()).
+    void grads_adam(int k0, int k1, bool small, const AdamStep& a, float* gp) {
         const AdamConsts c(a, hp);
         if (small) {
             small_grads();
             adam_small(c);
         }
         const int Hp = L.Hp;
-        float* gp = panel.data();
         for (int kp = k0; kp < k1; kp += KP) {
             const int ke = std::min(k1, kp + KP);
             gemm({ke - kp, Hp, B, h1.data() + kp, 1, Hp, dz2.data(), Hp, gp, Hp, Epi::STORE, nullptr, nullptr, 0});
@@ -276,8 +276,8 @@ public:
         tick(P_TARGET);
     }
 
-    // One whole update on one thread; `with_target`: also the target network's step.
-    void update(const float* data, const int64_t* idx, bool with_target) {
+    // One whole update on one thread (the target network's step is the caller's).
+    void update(const float* data, const int64_t* idx) {
         tick_start();
         if (!gather(data, idx, 0, B)) throw std::invalid_argument("replay rows hold an action that is not 0 or 1");
         tick(P_GATHER);
@@ -287,9 +287,8 @@ public:
             grads(0, L.H, true);
             adam(0, L.H, true, adam_step(t));
         } else {
-            grads_adam(0, L.H, true, adam_step(t));
+            grads_adam(0, L.H, true, adam_step(t), panel.data());
         }
-        if (with_target) target_step(0, L.H, true, t);
         steps = t;
     }
 
@@ -322,7 +321,8 @@ private:
 public:
     Buf theta, target, m, v, grad, w2n;
     static constexpr int KP = std::lcm(MR, W) >= 16 ? std::lcm(MR, W) : std::lcm(MR, W) * ((16 + std::lcm(MR, W) - 1) / std::lcm(MR, W));
-    Buf panel;                      // [KP][Hp]: a panel of dW2 rows (grads_adam)
+    Buf panel;                      // [KP][Hp]: a panel of dW2 rows (grads_adam on one thread)
+    size_t panel_floats() const { return static_cast<size_t>(KP) * L.Hp; }
     Buf x, h1, h2, q, tq, dz2, dz1, rew, term, dq, hub;
     // The target network's activations on next_obs share dz1 and dz2's rows: they are
     // dead (q' taken) before the backward pass writes those rows.
