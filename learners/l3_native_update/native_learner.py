@@ -69,15 +69,18 @@ class NativeLearner(LearnerImpl):
         c = self.cfg
         idx = sample_indices(c.seed, self.updates, n, c.batch_size, self.replay.size)
         data, update, soft = self.replay.data, self.net.update, c.target == "soft"
-        for i in range(n):
-            loss = update(data, idx[i])
-            if losses is not None:
-                losses[i] = loss
-            self.updates += 1
-            if soft:
-                self.net.soft_target()
-            elif self.updates % c.target_period == 0:
-                self.net.copy_target()
+        try:
+            for i in range(n):
+                loss = update(data, idx[i])
+                if losses is not None:
+                    losses[i] = loss
+                self.updates += 1
+                if soft:
+                    self.net.soft_target()
+                elif self.updates % c.target_period == 0:
+                    self.net.copy_target()
+        except (ValueError, TypeError) as e:
+            raise StudyError(f"{self.module.strip('_')}: {str(e).splitlines()[0]}") from None
 
     def set_lr(self, lr: float) -> None:
         self.net.set_lr(float(lr))
