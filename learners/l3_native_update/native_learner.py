@@ -14,6 +14,11 @@ from core.replay import Replay, sample_indices
 from core.spec import REPLAY, NetSpec, CARTPOLE
 
 
+def _first_line(e: Exception) -> str:
+    lines = str(e).strip().splitlines()
+    return lines[0] if lines else f"{type(e).__name__} (out of memory?)"
+
+
 def native_available(module: str) -> Optional[str]:
     from native.loader import available
     return available(module)
@@ -55,8 +60,8 @@ class NativeLearner(LearnerImpl):
         """Call into the module; its ValueError (a bad array or size) becomes one StudyError line."""
         try:
             return fn(*args)
-        except (ValueError, TypeError) as e:
-            raise StudyError(f"{self.module.strip('_')}: {str(e).splitlines()[0]}") from None
+        except (ValueError, TypeError, MemoryError) as e:
+            raise StudyError(f"{self.module.strip('_')}: {_first_line(e)}") from None
 
     def _check_losses(self, n: int, losses) -> None:
         if losses is not None and (not isinstance(losses, np.ndarray) or losses.ndim != 1 or len(losses) < n):
@@ -79,8 +84,8 @@ class NativeLearner(LearnerImpl):
                     self.net.soft_target()
                 elif self.updates % c.target_period == 0:
                     self.net.copy_target()
-        except (ValueError, TypeError) as e:
-            raise StudyError(f"{self.module.strip('_')}: {str(e).splitlines()[0]}") from None
+        except (ValueError, TypeError, MemoryError) as e:
+            raise StudyError(f"{self.module.strip('_')}: {_first_line(e)}") from None
 
     def set_lr(self, lr: float) -> None:
         self.net.set_lr(float(lr))

@@ -132,8 +132,8 @@ public:
         for (int j = r0; j < r1; ++j) {
             const float* row = data + idx[j] * ROW;
             for (int c = 0; c < OBS; ++c) {
-                x[j * OBS + c] = row[c];
-                x[(B + j) * OBS + c] = row[OBS + c];
+                x[static_cast<size_t>(j) * OBS + c] = row[c];
+                x[static_cast<size_t>(B + j) * OBS + c] = row[OBS + c];
             }
             ok &= row[8] == 0.0f || row[8] == 1.0f;
             act[j] = row[8] == 1.0f ? 1 : 0;
@@ -151,15 +151,18 @@ public:
         // Forward: policy on obs rows [r0, r1) and (Double DQN) on next_obs rows B + [r0, r1),
         // one product when those are contiguous (the whole batch); target on next_obs.
         const bool both = hp.dbl, joined = both && r0 == 0 && r1 == B;
-        layer1(x.data() + r0 * OBS, n, t, h1.data() + r0 * Hp);
-        if (both) layer1(x.data() + (B + r0) * OBS, n, t, h1.data() + (B + r0) * Hp);
-        layer1(x.data() + (B + r0) * OBS, n, tt, th1() + r0 * Hp);
-        layer2(h1.data() + r0 * Hp, joined ? 2 * n : n, t, h2.data() + r0 * Hp);
-        if (both && !joined) layer2(h1.data() + (B + r0) * Hp, n, t, h2.data() + (B + r0) * Hp);
-        layer2(th1() + r0 * Hp, n, tt, th2() + r0 * Hp);
-        layer3(h2.data() + r0 * Hp, n, t, q.data() + 2 * r0);
-        if (both) layer3(h2.data() + (B + r0) * Hp, n, t, q.data() + 2 * (B + r0));
-        layer3(th2() + r0 * Hp, n, tt, tq.data() + 2 * r0);
+        const ptrdiff_t o = static_cast<ptrdiff_t>(r0) * Hp, on = static_cast<ptrdiff_t>(B + r0) * Hp;
+        const float* xo = x.data() + static_cast<ptrdiff_t>(r0) * OBS;
+        const float* xn = x.data() + static_cast<ptrdiff_t>(B + r0) * OBS;
+        layer1(xo, n, t, h1.data() + o);
+        if (both) layer1(xn, n, t, h1.data() + on);
+        layer1(xn, n, tt, th1() + o);
+        layer2(h1.data() + o, joined ? 2 * n : n, t, h2.data() + o);
+        if (both && !joined) layer2(h1.data() + on, n, t, h2.data() + on);
+        layer2(th1() + o, n, tt, th2() + o);
+        layer3(h2.data() + o, n, t, q.data() + 2 * r0);
+        if (both) layer3(h2.data() + on, n, t, q.data() + 2 * (B + r0));
+        layer3(th2() + o, n, tt, tq.data() + 2 * r0);
         tick(P_FORWARD);
         // Target y, Huber loss term and dL/dq of each row; then dz2 = dL/dz2 and dz1.
         const float gamma = static_cast<float>(hp.gamma), inv_b = static_cast<float>(1.0 / B);
@@ -182,8 +185,8 @@ public:
             for (int c = 0; c < Hp; c += W) where_pos(V::load(hr + c), g * V::load(w3 + c)).store(dr + c);
         }
         // dz1 = (dz2 . W2) where h1 > 0
-        gemm({n, Hp, L.H, dz2.data() + r0 * Hp, Hp, 1, w2n.data(), Hp, dz1.data() + r0 * Hp, Hp,
-              Epi::MASK, nullptr, h1.data() + r0 * Hp, Hp});
+        gemm({n, Hp, L.H, dz2.data() + o, Hp, 1, w2n.data(), Hp, dz1.data() + o, Hp, Epi::MASK, nullptr,
+              h1.data() + o, Hp});
         tick(P_BACKWARD);
     }
 
@@ -337,8 +340,8 @@ private:
     void layer1(const float* xr, int n, const float* w, float* out) const {
         const int Hp = L.Hp;
         for (int r = 0; r < n; ++r) {
-            const V x0 = V::set1(xr[r * OBS]), x1 = V::set1(xr[r * OBS + 1]);
-            const V x2 = V::set1(xr[r * OBS + 2]), x3 = V::set1(xr[r * OBS + 3]);
+            const float* xo = xr + static_cast<ptrdiff_t>(r) * OBS;
+            const V x0 = V::set1(xo[0]), x1 = V::set1(xo[1]), x2 = V::set1(xo[2]), x3 = V::set1(xo[3]);
             for (int c = 0; c < Hp; c += W) {
                 const float* wc = w + L.w1 + c;
                 V a = fma(x0, V::load(wc), V::load(w + L.b1 + c));
@@ -395,10 +398,11 @@ private:
                 const V d2 = V::load(dz2.data() + o), d1 = V::load(dz1.data() + o), h = V::load(h2.data() + o);
                 b2 = b2 + d2;
                 b1 = b1 + d1;
-                w10 = fma(V::set1(x[j * OBS]), d1, w10);
-                w11 = fma(V::set1(x[j * OBS + 1]), d1, w11);
-                w12 = fma(V::set1(x[j * OBS + 2]), d1, w12);
-                w13 = fma(V::set1(x[j * OBS + 3]), d1, w13);
+                const float* xj = x.data() + static_cast<ptrdiff_t>(j) * OBS;
+                w10 = fma(V::set1(xj[0]), d1, w10);
+                w11 = fma(V::set1(xj[1]), d1, w11);
+                w12 = fma(V::set1(xj[2]), d1, w12);
+                w13 = fma(V::set1(xj[3]), d1, w13);
                 w30 = fma(V::set1(act[j] ? 0.0f : dq[j]), h, w30);
                 w31 = fma(V::set1(act[j] ? dq[j] : 0.0f), h, w31);
             }

@@ -46,7 +46,7 @@ inline void gemm_block(const GemmArgs& g, int m0, int n0) {
         const V b = g.epi == Epi::BIAS_RELU ? V::load(g.bias + n0 + j * W) : V::zero();
         for (int i = 0; i < R; ++i) acc[i][j] = b;
     }
-    const float* a = g.A + m0 * g.ars;
+    const float* a = g.A + static_cast<ptrdiff_t>(m0) * g.ars;
     const float* b = g.B + n0;
     for (int k = 0; k < g.K; ++k, a += g.aks, b += g.ldb) {
         V bv[NVEC];
@@ -57,11 +57,11 @@ inline void gemm_block(const GemmArgs& g, int m0, int n0) {
         }
     }
     for (int i = 0; i < R; ++i) {
-        float* c = g.C + (m0 + i) * g.ldc + n0;
+        float* c = g.C + static_cast<ptrdiff_t>(m0 + i) * g.ldc + n0;
         for (int j = 0; j < NVEC; ++j) {
             V x = acc[i][j];
             if (g.epi == Epi::BIAS_RELU) x = relu(x);
-            else if (g.epi == Epi::MASK) x = where_pos(V::load(g.mask + (m0 + i) * g.ldm + n0 + j * W), x);
+            else if (g.epi == Epi::MASK) x = where_pos(V::load(g.mask + static_cast<ptrdiff_t>(m0 + i) * g.ldm + n0 + j * W), x);
             x.store(c + j * W);
         }
     }
