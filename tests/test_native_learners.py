@@ -85,7 +85,6 @@ def test_l4_verifies_with_other_hyperparameters(kw):
     ("l3_native_update", "_l3_native_update_portable", {}),
     ("l4_native_round", "_l4_native_round_portable", {"hidden": 33, "batch_size": 7}),
     ("l4b_native_round_threads", "_l4b_native_round_threads_portable", {"grad_clip": 0.5, "threads": 2}),
-    ("l4_native_round", "_l4_native_round_emu16", {}),
     ("l4_native_round", "_l4_native_round_emu16", {"hidden": 33, "batch_size": 7, "grad_clip": 0.5}),
 ])
 def test_other_builds_verify(name, module, kw):
