@@ -9,8 +9,17 @@
 // of operations whatever the thread count or the schedule: results are bit-identical for
 // 1, 2, ... threads, and to L4's. (With gradient clipping a third barrier waits for the
 // norm, summed over fixed blocks in a fixed order.)
+//
+// The barriers are our own (SpinYieldBarrier), not `#pragma omp barrier`: libgomp spins
+// at its barriers for GOMP_SPINCOUNT iterations, which native/loader.py sets short, but
+// only if libgomp is not loaded yet; after `import torch` (whose bundled libgomp.so.1 then
+// serves this module too) it is libgomp's default of 300,000 (milliseconds), and on a
+// shared machine a spinning thread holds the core its descheduled team-mate needs (2
+// threads measured 10.8 ms per update instead of 0.5 ms during development).
 #include <omp.h>
 
+#include <atomic>
+#include <thread>
 #include <vector>
 
 #include "learner/bind.hpp"
@@ -24,6 +33,33 @@ namespace {
 
 constexpr int SMALL_ROWS = 12;   // the small arrays' gradients + AdamW cost about this many W2 rows
 constexpr int ALIGN = 16;        // W2 slices start at multiples of 16 rows (whole lines of w2n)
+
+// All threads of the team wait here until the last arrives: spin ~20 us (a team-mate
+// that is running arrives within that on a quiet machine), then yield the core each try.
+class SpinYieldBarrier {
+    std::atomic<int> count_{0}, gen_{0};
+    int n_ = 1;
+
+public:
+    void reset(int n) { n_ = n; }
+    void wait() {
+        const int g = gen_.load(std::memory_order_acquire);
+        if (count_.fetch_add(1, std::memory_order_acq_rel) == n_ - 1) {
+            count_.store(0, std::memory_order_relaxed);
+            gen_.store(g + 1, std::memory_order_release);          // everyone's writes, published
+            return;
+        }
+        for (int i = 0; gen_.load(std::memory_order_acquire) == g; ++i) {
+            if (i < 1000) {
+#if defined(__SSE2__)
+                _mm_pause();
+#endif
+            } else {
+                std::this_thread::yield();
+            }
+        }
+    }
+};
 
 // First W2 row of each thread's slice; thread 0's is shorter by the small arrays' work.
 std::vector<int> w2_slices(int H, int nt) {
@@ -46,10 +82,13 @@ bool round(DQN& s, const float* data, uint64_t size, uint64_t seed, int64_t u0, 
     std::vector<int64_t> idx(2 * static_cast<size_t>(B));
     std::vector<char> bad(static_cast<size_t>(threads), 0);
     int64_t done = 0;
+    SpinYieldBarrier barrier;
 #pragma omp parallel num_threads(threads)
     {
         DenormalsOff ftz;
         const int nt = omp_get_num_threads(), tid = omp_get_thread_num();
+#pragma omp single
+        barrier.reset(nt);                         // (single ends with OpenMP's own barrier)
         ticks_muted() = tid != 0;
         const int r0 = static_cast<int>(static_cast<int64_t>(B) * tid / nt);
         const int r1 = static_cast<int>(static_cast<int64_t>(B) * (tid + 1) / nt);
@@ -70,7 +109,7 @@ bool round(DQN& s, const float* data, uint64_t size, uint64_t seed, int64_t u0, 
             if (!s.gather(data, cur, r0, r1)) bad[tid] = 1;
             s.tick(P_GATHER);
             s.forward_backward(r0, r1);
-#pragma omp barrier
+            barrier.wait();
             s.tick(P_WAIT);
             bool stop = false;
             for (int q = 0; q < nt; ++q) stop |= bad[q] != 0;
@@ -78,7 +117,7 @@ bool round(DQN& s, const float* data, uint64_t size, uint64_t seed, int64_t u0, 
             if (tid == 0) losses[i] = s.loss();
             if (clip) {
                 s.grads(k0, k1, small);
-#pragma omp barrier
+                barrier.wait();
                 s.tick(P_WAIT);
                 s.adam(k0, k1, small, s.adam_step(t));
             } else {
@@ -87,7 +126,7 @@ bool round(DQN& s, const float* data, uint64_t size, uint64_t seed, int64_t u0, 
             s.target_step(k0, k1, small, u + 1);
             std::swap(cur, nxt);
             if (tid == 0) done = i + 1;
-#pragma omp barrier
+            barrier.wait();
             s.tick(P_WAIT);
         }
         ticks_muted() = false;
