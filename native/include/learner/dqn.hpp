@@ -236,7 +236,7 @@ public:
                 for (int i = 0; i < nr; ++i) r[i] = V::load(gp + L.row(k - kp + i) + col);
             });
         }
-        tick(P_ADAM);
+        tick(P_GRADS_ADAM);
     }
 
     // The target network after update number t (1-based), on the same slices.

@@ -85,9 +85,12 @@ inline void layer3(const Layout& L, const float* w, const float* h, int n, float
 }
 
 // Profiling phases; ticks are taken on one thread only (the others mute theirs, L4b).
-enum Phase { P_GATHER, P_FORWARD, P_BACKWARD, P_GRADS, P_ADAM, P_TARGET, P_WAIT, N_PHASES };
-inline const char* const kPhaseNames[N_PHASES] = {"gather", "forward", "backward", "weight_grads",
-                                                   "adamw", "target", "barrier_wait"};
+// forward: the three forward passes; backward: loss, dL/dz2 and dz1 = dz2 . W2 (per row);
+// grads_adamw: the weight gradients (sums over rows) with AdamW, one pass (no clipping);
+// with clipping, weight_grads then adamw.
+enum Phase { P_GATHER, P_FORWARD, P_BACKWARD, P_GRADS_ADAM, P_GRADS, P_ADAM, P_TARGET, P_WAIT, N_PHASES };
+inline const char* const kPhaseNames[N_PHASES] = {"gather", "forward", "backward", "grads_adamw",
+                                                   "weight_grads", "adamw", "target", "barrier_wait"};
 inline bool& ticks_muted() {
     static thread_local bool muted = false;
     return muted;
