@@ -22,6 +22,10 @@ every step size that measurably pushed the weights past LEARNER.md's tolerance w
 200 updates (seed 0: 3e-2). The step and lr tensors are therefore float64, as
 LEARNER.md asks; L2 then stays within 2e-6 of L1 after 200 updates (seeds 0, 7,
 2^64 - 1), the size of L1's own float64-vs-float32 difference.
+
+`compile_step=False` keeps L1's fused AdamW kernel (eager) and compiles only the loss:
+measured faster here, because inductor's AdamW kernel recomputes the bias corrections
+inside its element loop (NOTES.md).
 """
 from __future__ import annotations
 
@@ -31,10 +35,15 @@ from learners.l1_torch_eager.torch_eager import TorchLearner
 
 
 class CompiledLearner(TorchLearner):
-    def __init__(self, cfg: LearnConfig, replay: Replay, mode=None):
-        super().__init__(cfg, replay, fused=False)
+    def __init__(self, cfg: LearnConfig, replay: Replay, compile_step: bool = True, mode=None):
+        super().__init__(cfg, replay, fused=not compile_step)
         torch = self.torch
         c = self.cfg
+        self.compile_step = compile_step
+        self._loss = torch.compile(self.loss_of, mode=mode, dynamic=False)
+        if not compile_step:          # L1's fused AdamW kernel, eager (see NOTES.md)
+            self._step = self.opt.step
+            return
         # the single-tensor AdamW (foreach=False) accepts a tensor lr without capturable=True;
         # inductor fuses its loops anyway
         self.opt = torch.optim.AdamW(self._pp, lr=torch.tensor(c.lr, dtype=torch.float64),
@@ -45,7 +54,6 @@ class CompiledLearner(TorchLearner):
             self.opt.state[p] = {"step": torch.tensor(0.0, dtype=torch.float64),
                                  "exp_avg": torch.zeros_like(p, memory_format=torch.preserve_format),
                                  "exp_avg_sq": torch.zeros_like(p, memory_format=torch.preserve_format)}
-        self._loss = torch.compile(self.loss_of, mode=mode, dynamic=False)
         self._step = torch.compile(self.opt.step, mode=mode, dynamic=False)
 
     def forward_backward(self, rows):
@@ -60,5 +68,7 @@ class CompiledLearner(TorchLearner):
         self._step()
 
     def set_lr(self, lr: float) -> None:
+        if not self.compile_step:
+            return super().set_lr(lr)
         for g in self.opt.param_groups:
             g["lr"].fill_(lr)

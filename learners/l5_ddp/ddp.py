@@ -80,6 +80,18 @@ def make_group(store, rank: int, timeout_s: float):
     return pg
 
 
+def time_allreduce(pg, n: int, numel: int) -> list:
+    """Seconds of each of n all-reduces (sum) of `numel` float32 on `pg` (both ranks call it)."""
+    import torch
+    t = torch.zeros(numel)
+    out = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        pg.allreduce([t]).wait()
+        out.append(time.perf_counter() - t0)
+    return out
+
+
 def set_group_timeout(pg, seconds: float) -> None:
     pg.set_timeout(datetime.timedelta(seconds=seconds))
 
@@ -207,6 +219,9 @@ def rank1_main(conn, parent: int, cfg_dict: dict, segment: str, capacity: int, p
                 break
             if kind == "timeout":
                 set_group_timeout(pg, msg[1])
+            elif kind == "allreduce":                # comm_profile: rank 1's side
+                _, n, numel = msg
+                conn.send(("done", time_allreduce(pg, n, numel)))
             elif kind == "learn":
                 _, first, n, size, lr, want_losses, reply = msg
                 if first != learner.updates:
@@ -403,6 +418,15 @@ class DDPLearner(HalfBatchLearner):
     def set_lr(self, lr: float) -> None:
         super().set_lr(lr)
         self._lr = float(lr)
+
+    def time_allreduce(self, n: int, numel: int) -> list:
+        """Rank 0's seconds for each of n standalone all-reduces of `numel` float32 with rank 1
+        (what one update's DDP bucket costs without the compute around it)."""
+        self._check()
+        self._send(("allreduce", n, numel))
+        mine = self._collectives(lambda: time_allreduce(self._pg, n, numel))
+        self._recv(self._deadline(n), "all-reduce", "done")
+        return mine
 
     def phases(self):
         """L1's phases on rank 0; "sample" also starts rank 1's copy of the update, which
