@@ -42,9 +42,10 @@ def my_segments(pid=None):
     return [n for n in os.listdir(SHM_DIR) if n.startswith(tag)]
 
 
-def rounds(make, cfg, lrs=(2.3e-3, 1e-3, 3e-4), per_round=40):
+def rounds(make, cfg, lrs=(2.3e-3, 1e-3, 3e-4), per_round=50):
     """The training loop's pattern on the fixture's transitions: add a round's rows, set_lr,
-    learn; the buffer grows between rounds. Returns (weights, losses, learner)."""
+    learn; the buffer grows between rounds, and a hard target copy (update 128) falls in
+    round 3. Returns (weights, losses, learner)."""
     replay = fixed_replay(capacity=ROUND_ROWS * FIXTURE_CALLS, fill=ROUND_ROWS)
     impl = make(cfg, replay)
     losses = []
@@ -150,7 +151,7 @@ def test_l2b_emulation_follows_the_lr_schedule(l1_rounds):
     cfg = LearnConfig(seed=7, device="cpu")
     w, losses, impl = rounds(_emulated().make, cfg)
     assert_close_to_l1(w, losses, *l1_rounds(cfg))
-    assert impl.updates == 120 and impl.opt.state[impl._pp[0]]["step"].item() == 120
+    assert impl.updates == 150 and impl.opt.state[impl._pp[0]]["step"].item() == 150
 
 
 # -- L5: DDP over two processes ----------------------------------------------------------------
