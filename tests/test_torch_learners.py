@@ -161,7 +161,7 @@ needs_l5 = pytest.mark.skipif(L5_WHY is not None, reason=f"l5_ddp unavailable: {
 
 @needs_l5
 def test_l5_follows_l1_across_rounds_and_close_leaves_nothing(l1_rounds):
-    from learners.l5_ddp.ddp import DDPLearner
+    from learners.l5_ddp.rank0 import DDPLearner
     cfg = LearnConfig(seed=7, device="cpu")
     made = []
 
@@ -181,7 +181,7 @@ def test_l5_follows_l1_across_rounds_and_close_leaves_nothing(l1_rounds):
 
 @needs_l5
 def test_l5_killed_rank1_is_a_one_line_error_not_a_hang():
-    from learners.l5_ddp.ddp import DDPLearner
+    from learners.l5_ddp.rank0 import DDPLearner
     impl = DDPLearner(LearnConfig(seed=1, device="cpu"), fixed_replay())
     try:
         impl.learn(2)
@@ -206,7 +206,7 @@ def test_l5_killed_rank1_is_a_one_line_error_not_a_hang():
 
 @needs_l5
 def test_l5_odd_batch_then_a_stopped_rank1_runs_into_the_deadline():
-    from learners.l5_ddp.ddp import DDPLearner
+    from learners.l5_ddp.rank0 import DDPLearner
     cfg = LearnConfig(seed=3, batch_size=63, device="cpu")
     ref = reference_learner().make(cfg, fixed_replay())
     impl = DDPLearner(cfg, fixed_replay(), floor_s=2.0)
@@ -236,7 +236,7 @@ sys.path.insert(0, {root!r})
 import numpy as np
 from core.learner import LearnConfig
 from core.replay import Replay
-from learners.l5_ddp.ddp import DDPLearner
+from learners.l5_ddp.rank0 import DDPLearner
 if __name__ == "__main__":
     r = Replay(4096)
     T, N = 16, 64

@@ -7,7 +7,9 @@ one rank computes), in this process; L5's update, with DDP's all-reduce timed by
 hook on both ranks (from the bucket being ready to the reduced bucket: it includes
 waiting for the other rank); and a standalone all-reduce of the gradient's size
 (17,410 float32 for H=128) on the same gloo group. Prints medians and IQRs, microseconds.
-All on the fixed replay buffer at the timing size (training.cost.TIMING_ROWS).
+All on a replay buffer of 131,072 random transitions (the size training.cost times
+learners at; an update's cost does not depend on the values, and learners/ may not
+import training/).
 """
 from __future__ import annotations
 
@@ -23,6 +25,19 @@ def iqr(v):
     return f"{statistics.median(v) * 1e6:7.0f} us (IQR {q[0] * 1e6:.0f}-{q[1] * 1e6:.0f}, n={len(v)})"
 
 
+def random_replay(rows: int):
+    from core.replay import Replay
+    g = np.random.default_rng(0)
+    T, N = rows // 64, 64
+    box = np.array([2.4, 3.0, 0.21, 3.5], np.float32)
+    r = Replay(rows)
+    r.add({"obs": (g.uniform(-1, 1, (T, N, 4)) * box).astype(np.float32),
+           "next_obs": (g.uniform(-1, 1, (T, N, 4)) * box).astype(np.float32),
+           "action": g.integers(0, 2, (T, N)), "reward": np.ones((T, N), np.float32),
+           "terminated": g.random((T, N)) < 0.05})
+    return r
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=7)
@@ -34,12 +49,10 @@ def main(argv=None):
 
     from core.learner import LearnConfig
     from learners.l1_torch_eager.torch_eager import TorchLearner
-    from learners.l5_ddp.ddp import DDPLearner
-    from training.cost import TIMING_ROWS
-    from training.fixture import fixed_replay
+    from learners.l5_ddp.rank0 import DDPLearner
 
     cfg = LearnConfig(device="cpu", threads=a.threads)
-    replay = fixed_replay(capacity=TIMING_ROWS, fill=TIMING_ROWS)
+    replay = random_replay(131_072)
     full = TorchLearner(cfg, replay)
     half = TorchLearner(replace(cfg, batch_size=cfg.batch_size // 2), replay)
     ddp = DDPLearner(cfg, replay, timed_comm=True)

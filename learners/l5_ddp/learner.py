@@ -3,7 +3,7 @@ from core.learner import Learner
 
 
 def make(cfg, replay):
-    from .ddp import DDPLearner
+    from .rank0 import DDPLearner
     return DDPLearner(cfg, replay)
 
 
