@@ -17,7 +17,7 @@ import mmap
 import os
 import secrets
 import weakref
-from typing import Dict, Optional
+from typing import Dict
 
 import numpy as np
 
@@ -80,8 +80,10 @@ class Replay:
         name = f"{SHM_PREFIX}{os.getpid()}_{secrets.token_hex(4)}"
         seg = shared_memory.SharedMemory(name=name, create=True, size=max(1, self.data.nbytes))
         try:
-            seg.close()                 # map it ourselves: a numpy view of seg.buf would make
-            rows = shared_rows(seg.name, self.capacity, self.spec.width, writable=True)  # close() fail
+            # map it with our own mmap, which the numpy array keeps alive: a numpy view of
+            # seg.buf would make SharedMemory.close() (and its __del__) fail while it exists
+            seg.close()
+            rows = shared_rows(seg.name, self.capacity, self.spec.width, writable=True)
             rows[:] = self.data
         except BaseException:
             seg.unlink()

@@ -18,7 +18,7 @@ import pytest
 from core.discover import get_learner, reference_learner
 from core.errors import StudyError
 from core.learner import LearnConfig, Learner
-from core.replay import SHM_DIR, SHM_PREFIX, Replay, remove_stale_segments, shared_rows
+from core.replay import SHM_DIR, SHM_PREFIX, Replay, shared_rows
 from harness.learner_verify import LOSS_RTOL, TOL_K, LearnerVerifier, max_diff
 from training.fixture import FIXTURE_CALLS, FIXTURE_N, FIXTURE_T, fixture_batches, fixed_replay
 
@@ -269,8 +269,7 @@ def test_l5_rank1_dies_with_its_parent():
             parent.kill()
             parent.wait()
     assert gone([rank1], timeout=10.0), "rank 1 outlived its killed parent"
-    remove_stale_segments()
-    assert not my_segments(parent.pid)
+    assert not my_segments(parent.pid), "the replay's segment should have been unlinked at start"
 
 
 # -- Replay.share() ----------------------------------------------------------------------------
