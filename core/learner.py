@@ -153,6 +153,9 @@ class Learner(Part):
     """"cpu" or "cuda": where its updates run."""
     ranks: int = 1
     """Processes one update spans (a data-parallel learner: 2)."""
+    threads: Tuple[int, ...] = (1,)
+    """Thread counts (LearnConfig.threads) the bench times it at, those above the machine's
+    cores left out: (1, 2) for a learner whose update uses threads, (1,) for one that does not."""
     sources: Tuple[str, ...] = ()
     """Further code it runs (repository-relative paths), hashed into its rows."""
     build_info: Optional[Callable[[], dict]] = None
@@ -175,6 +178,10 @@ class Learner(Part):
             return f"LEARNER.device must be one of {', '.join(DEVICES)}, got {self.device!r}"
         if not isinstance(self.ranks, int) or self.ranks < 1:
             return f"LEARNER.ranks must be a positive integer, got {self.ranks!r}"
+        if (not isinstance(self.threads, tuple) or not self.threads
+                or not all(isinstance(t, int) and not isinstance(t, bool) and 0 < t <= 256
+                           for t in self.threads)):
+            return f"LEARNER.threads must be a non-empty tuple of thread counts in 1..256, got {self.threads!r}"
         return None
 
 

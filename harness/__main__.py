@@ -20,8 +20,12 @@ import pkgutil
 import sys
 from pathlib import Path
 
-from core.errors import StudyError, Terminated
-from .cli_util import Parser, one_line
+from native.loader import default_spin
+
+default_spin()        # before any import of torch loads libgomp (native/loader.py)
+
+from core.errors import StudyError, Terminated  # noqa: E402
+from .cli_util import Parser, one_line  # noqa: E402
 
 
 def build_parser():

@@ -2,7 +2,8 @@
 
 For every learner rung (learners/): verify it against the reference learner (LEARNER.md),
 and only if it verifies, time it (training/cost.py: start-up apart, median time per
-update and per round with their spread, phases where it has them) at 1 and 2 threads,
+update and per round with their spread, phases where it has them) at the thread counts
+its declaration names (Learner.threads: 1, and 2 where its update uses threads),
 and train CartPole to solved on 5 seeds with the fastest verified generation rung.
 Rows: "learner_verification", "learner" (timing), "train" with role "learner_solve".
 """
@@ -21,6 +22,7 @@ from .cli_util import positive_int
 
 BENCH_STAGE = (45, "The learner ladder: verify, time per update, train to solved")
 SOLVE_SEEDS = (0, 1, 2, 3, 4)
+SOLVE_MAX_ROUNDS = 1000     # training's default cap is 500; one seed here needs ~660 rounds
 QUICK_SOLVE_SEEDS = (0,)
 QUICK_THRESHOLD, QUICK_MAX_ROUNDS = 195.0, 150
 
@@ -31,7 +33,7 @@ def register(sub):
     p.add_argument("--quick", action="store_true", help="short timings, one training seed, a lower bar")
     p.add_argument("--no-solve", action="store_true", help="skip the training-to-solved runs")
     p.add_argument("--threads", type=positive_int("--threads", 64), action="append",
-                   help="thread counts to time (repeatable; default 1 and 2)")
+                   help="thread counts to time (repeatable; default: the learner's own, Learner.threads)")
     p.set_defaults(func=cmd_learners)
 
 
@@ -106,8 +108,8 @@ def run_stage(quick: bool, progress, names: Optional[List[str]] = None, solve: b
                        quick=quick)
         ok.append(lr)
 
-    counts = threads or ((1,) if quick else tuple(sorted({1, min(2, ncpu())})))
     for lr in ok:
+        counts = threads or ((1,) if quick else tuple(t for t in lr.threads if t <= ncpu()) or (1,))
         for t in counts:
             if lr.ranks > 1 and t > 1:
                 continue                      # a multi-process learner: one thread per rank
@@ -134,7 +136,7 @@ def run_stage(quick: bool, progress, names: Optional[List[str]] = None, solve: b
         return failed
     rung = solve_rung()
     seeds = QUICK_SOLVE_SEEDS if quick else SOLVE_SEEDS
-    base = TrainConfig(version=rung)
+    base = TrainConfig(version=rung, max_rounds=SOLVE_MAX_ROUNDS)
     if quick:
         base = replace(base, threshold=QUICK_THRESHOLD, max_rounds=QUICK_MAX_ROUNDS)
     for lr in ok:

@@ -34,7 +34,9 @@ def cpu_flags() -> set:
 DEFAULT_SPINCOUNT = "1000"
 
 
-def _default_spin():
+def default_spin():
+    """Called by native.loader before loading a module, and by the CLI and the tests before
+    anything imports torch (whose libgomp would otherwise be loaded first, unshortened)."""
     if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
         os.environ["GOMP_SPINCOUNT"] = DEFAULT_SPINCOUNT
 
@@ -43,7 +45,7 @@ def load(name: str) -> Tuple[Optional[object], Optional[str]]:
     """(module, None) if the module imports, else (None, reason)."""
     if name in _cache:
         return _cache[name]
-    _default_spin()
+    default_spin()
     if LIB_DIR not in sys.path:
         sys.path.insert(0, LIB_DIR)
     try:

@@ -22,7 +22,7 @@ LEARNER = Learner(
     summary=("L4 with an OpenMP team per round: minibatch rows split across threads for "
              "forward/backward, parameter slices for the gradient sums, AdamW and target; "
              "no split sums, so bit-identical to L4 at any thread count (--threads, default 1)"),
-    make=make, available=lambda: native_available(MODULE),
+    threads=(1, 2), make=make, available=lambda: native_available(MODULE),
     build_info=lambda: native_build_info(MODULE),
     sources=("learners/l3_native_update", "native/include/learner", "native/include/nb_common.hpp",
              "native/include/rng.hpp"))
