@@ -55,6 +55,10 @@ class Generator:
     def set_epsilon(self, epsilon: float) -> None:
         raise NotImplementedError
 
+    workers_used = None
+    """Workers (threads) the last generate() actually ran on, where the rung can tell
+    (OpenMP rungs keep small calls on one thread); None: as configured."""
+
     def close(self) -> None:
         pass
 

@@ -113,6 +113,7 @@ def time_generator(make: Callable[[], object], n_envs: int, steps: int,
             samples.append((time.perf_counter() - t0) / iterations)
             if progress:
                 progress(f"{len(samples)} samples")
+        used = getattr(gen, "workers_used", None)
     finally:
         gen.close()
     row = summarise(samples, n_envs * measured_steps)
@@ -124,4 +125,6 @@ def time_generator(make: Callable[[], object], n_envs: int, steps: int,
         "startup_s": construct_s + max(0.0, warmup_s - probe_s),
         "iterations_per_sample": iterations,
     })
+    if used is not None:
+        row["workers_used"] = int(used)
     return row

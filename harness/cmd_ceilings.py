@@ -8,6 +8,10 @@ the bench, never assumed from a datasheet:
   releases the GIL in these loops). A transition writes 46 bytes (obs 16, action 8,
   reward 4, next_obs 16, terminated 1, truncated 1), so bandwidth / 46 bounds how many
   transitions per second any implementation can store.
+- harness/probes/fill_bw.c: vector stores filling a buffer of each ladder shape's batch
+  size (N x T x 46 bytes), over and over, as a rollout rewrites its batch call after call: the write roof of a `random` rollout at that shape, in whichever cache level
+  the batch fits (a 20x32 batch is 29 KB, L1; 4096x32 is 5.8 MiB, L2/L3). This is the
+  roof the report's fraction of peak for `random` uses.
 - float32 GEMM: NumPy's matmul (OpenBLAS sgemm) on 2048 x 2048 matrices, in a subprocess
   with OPENBLAS_NUM_THREADS = 1 and = the core count; flop count 2*n^3.
 - float32 FMA peak: harness/probes/fma_peak.c, compiled here with -march=native, runs 12
@@ -100,31 +104,61 @@ def probe_bandwidth(threads, quick):
     return out
 
 
-PROBE_SRC = ROOT / "harness" / "probes" / "fma_peak.c"
-PROBE_BIN = ROOT / "build" / "probes" / "fma_peak"
+def working_sets():
+    """Bytes of one batch at each of the bench's ladder shapes."""
+    from .bench import DEFAULT_SHAPES
+    return sorted({n * t * BYTES_PER_TRANSITION for n, t in DEFAULT_SHAPES})
 
 
-def build_fma_probe():
-    """Compile the FMA probe if needed; return (path, None) or (None, reason)."""
+def probe_fill_ws(threads, quick):
+    """harness/probes/fill_bw.c at each working-set size: ({bytes: {"bytes": written per
+    sample, "samples_s": [...]}}, None), or (None, the reason it could not run)."""
+    exe, how = build_probe("fill_bw")
+    if exe is None:
+        return None, how
+    out = {}
+    for ws in working_sets():
+        reps = max(1, (64 << 20 if quick else 512 << 20) // ws)
+        samples, written = [], 0
+        for _ in range(3 if quick else 7):
+            p = subprocess.run([str(exe), str(threads), str(ws), str(reps)], capture_output=True,
+                               text=True, timeout=300, env=dict(os.environ, OMP_NUM_THREADS=str(threads)))
+            if p.returncode != 0:
+                return None, f"probe exit {p.returncode}: {p.stderr.strip()[-200:]}"
+            _, nbytes, r, secs, _ = p.stdout.split()
+            samples.append(float(secs))
+            written = int(nbytes) * int(r)
+        out[str(ws)] = {"bytes": written, "samples_s": samples, "how": how}
+    return out, None
+
+
+PROBE_FLAGS = {"fma_peak": ["-O2", "-march=native", "-ffp-contract=fast", "-fopenmp"],
+               # unrolled: at -O2 the loop's own overhead halved the L1 store rate
+               "fill_bw": ["-O3", "-funroll-loops", "-march=native", "-fopenmp"]}
+
+
+def build_probe(name):
+    """Compile harness/probes/NAME.c if needed; return (path, compile line) or (None, reason)."""
+    src, exe = ROOT / "harness" / "probes" / f"{name}.c", ROOT / "build" / "probes" / name
     cc = os.environ.get("CC", "gcc")
-    flags = ["-O2", "-march=native", "-ffp-contract=fast", "-fopenmp"]
-    if PROBE_BIN.exists() and PROBE_BIN.stat().st_mtime >= PROBE_SRC.stat().st_mtime:
-        return PROBE_BIN, " ".join([cc] + flags)
-    PROBE_BIN.parent.mkdir(parents=True, exist_ok=True)
+    flags = PROBE_FLAGS[name]
+    if exe.exists() and exe.stat().st_mtime >= src.stat().st_mtime:
+        return exe, " ".join([cc] + flags)
+    exe.parent.mkdir(parents=True, exist_ok=True)
     try:
-        p = subprocess.run([cc, *flags, str(PROBE_SRC), "-o", str(PROBE_BIN)],
+        p = subprocess.run([cc, *flags, str(src), "-o", str(exe)],
                            capture_output=True, text=True, timeout=120)
     except (OSError, subprocess.TimeoutExpired) as e:
         return None, f"cannot run {cc}: {e}"
     if p.returncode != 0:
         return None, f"{cc} failed: {p.stderr.strip()[-200:]}"
-    return PROBE_BIN, " ".join([cc] + flags)
+    return exe, " ".join([cc] + flags)
 
 
 def probe_fma(threads, quick):
     """Timed runs of the FMA probe with `threads` threads: ({samples, flops, ...}, None),
     or (None, the reason it could not run)."""
-    exe, how = build_fma_probe()
+    exe, how = build_probe("fma_peak")
     if exe is None:
         return None, how
     iters = 50_000_000 if quick else 200_000_000
@@ -148,8 +182,10 @@ def cmd_ceilings(args):
     if args.probe == "bandwidth":
         print(json.dumps(probe_bandwidth(args.threads, args.quick)))
         return 0
+
     for row in measure(args.quick):
-        print(f"{row['ceiling']:22s} threads={row['threads']}: {row['value']:.3g} {row['unit']}")
+        ws = f" at {row['working_set_bytes'] / 1024:,.0f} KiB" if "working_set_bytes" in row else ""
+        print(f"{row['ceiling']:22s} threads={row['threads']}{ws}: {row['value']:.3g} {row['unit']}")
     return 0
 
 
@@ -202,6 +238,20 @@ def measure(quick=False, progress=None):
                 "method": f"numpy {kind} of {d['bytes'] // (2 if kind == 'copy' else 1) >> 20} MiB "
                           f"in {threads} thread(s)"
                           + ("; counts bytes read + written" if kind == "copy" else "; bytes written"),
+                "samples_s": d["samples_s"], "quick": quick}))
+        if progress:
+            progress.note(f"fill bandwidth at the batch sizes, {threads} thread(s)")
+        ws_rows, why = probe_fill_ws(threads, quick)
+        if ws_rows is None:
+            print(f"ceilings: fill probe unavailable: {why}", file=sys.stderr)
+        for ws, d in (ws_rows or {}).items():
+            med = statistics.median(d["samples_s"])
+            rows.append(results.append("ceilings", {
+                "ceiling": "bandwidth_fill_ws", "threads": threads, "working_set_bytes": int(ws),
+                "value": d["bytes"] / med / 1e9, "unit": "GB/s",
+                "method": f"harness/probes/fill_bw.c: vector stores over a {int(ws) / 1024:,.0f} KiB "
+                          f"buffer (one batch), over and over, in {threads} thread(s); bytes "
+                          f"written ({d['how']})",
                 "samples_s": d["samples_s"], "quick": quick}))
     return rows
 

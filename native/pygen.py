@@ -65,6 +65,11 @@ class NativeGenerator(Generator):
         self.core.generate(*(b[k] for k in ORDER))
         return b
 
+    @property
+    def workers_used(self):
+        """Threads the last generate() ran on (OpenMP rungs run small calls on one)."""
+        return getattr(self.core, "last_threads", None) if self.core is not None else None
+
     def close(self) -> None:
         self.core = None
         self._batch = None

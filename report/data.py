@@ -38,21 +38,40 @@ def ladder_rows(ctx, policy: str, n_envs: int, steps: int = 32) -> List[dict]:
 def ceilings(ctx) -> Dict[str, dict]:
     """Newest value of each ceiling at the largest thread count measured."""
     out: Dict[str, dict] = {}
-    for r in ctx.latest("ceilings", ("ceiling", "threads")):
+    for r in ctx.latest("ceilings", ("ceiling", "threads", "working_set_bytes")):
+        if "working_set_bytes" in r:
+            continue
         cur = out.get(r["ceiling"])
         if cur is None or r["threads"] > cur["threads"]:
             out[r["ceiling"]] = r
     return out
 
 
-def fraction_of_peak(ctx, policy: str, tps: float) -> Tuple[Optional[float], str]:
+def fill_roof(ctx, n_envs: int, steps: int) -> Optional[dict]:
+    """The fill-bandwidth ceiling measured at this shape's batch size (N x T x 46 bytes),
+    at the largest thread count; None if not measured."""
+    ws = n_envs * steps * BYTES_PER_TRANSITION
+    best = None
+    for r in ctx.latest("ceilings", ("ceiling", "threads", "working_set_bytes")):
+        if r["ceiling"] == "bandwidth_fill_ws" and r.get("working_set_bytes") == ws:
+            if best is None or r["threads"] > best["threads"]:
+                best = r
+    return best
+
+
+def fraction_of_peak(ctx, policy: str, tps: float, n_envs: int = 0,
+                     steps: int = 0) -> Tuple[Optional[float], str]:
     """(fraction, which ceiling) for a throughput: egreedy against float32 GEMM peak in MLP
-    flops; random against memory write bandwidth in bytes stored per transition."""
+    flops; random against the write bandwidth at the batch's own size (the cache level it
+    fits in) in bytes stored per transition, DRAM's where that was not measured."""
     c = ceilings(ctx)
     if policy == "egreedy" and "gemm_f32" in c:
         return tps * MLP_FLOPS_PER_TRANSITION / (c["gemm_f32"]["value"] * 1e9), "GEMM"
+    roof = fill_roof(ctx, n_envs, steps) if policy == "random" else None
+    if roof is not None:
+        return tps * BYTES_PER_TRANSITION / (roof["value"] * 1e9), "batch-size fill"
     if policy == "random" and "bandwidth_fill" in c:
-        return tps * BYTES_PER_TRANSITION / (c["bandwidth_fill"]["value"] * 1e9), "bandwidth"
+        return tps * BYTES_PER_TRANSITION / (c["bandwidth_fill"]["value"] * 1e9), "DRAM fill"
     return None, ""
 
 
@@ -102,3 +121,12 @@ def tps_iqr(row: dict):
         q1, _, q3 = quartiles(samples)
         return trans / q3, trans / q1
     return None
+
+
+def workers_cell(r) -> str:
+    """The workers a row asked for, and those its calls actually ran on where fewer
+    (OpenMP rungs keep calls under a size threshold on one thread; the row's workers_used)."""
+    if not r.get("parallel"):
+        return "-"
+    used = r.get("workers_used")
+    return f"{r['workers']} (ran on {used})" if used is not None and used != r["workers"] else str(r["workers"])

@@ -19,6 +19,8 @@ def test_ceilings_quick_rows(tmp_path):
     assert ("gemm_f32", 1) in kinds and ("bandwidth_fill", 1) in kinds
     for r in rows:
         assert r["value"] > 0 and r["samples_s"] and r["method"]
+    ws = {r["working_set_bytes"] for r in rows if r["ceiling"] == "bandwidth_fill_ws"}
+    assert ws == {20 * 32 * 46, 4096 * 32 * 46}    # the fill roof at each ladder shape's batch
     fma = [r for r in rows if r["ceiling"] == "fma_f32" and r["threads"] == 1]
     gemm = [r for r in rows if r["ceiling"] == "gemm_f32" and r["threads"] == 1]
     if fma:                                   # the probe needs a C compiler with OpenMP

@@ -136,6 +136,21 @@ def test_check_values_and_buffer_reuse(name):
     g.close()
 
 
+@pytest.mark.parametrize("name", ["v5_openmp", "v5b_simd", "v5c_blocked_mlp"])
+def test_threads_used_are_reported(name):
+    """A random-policy call below the rungs' size threshold stays on one thread, and says so
+    (the report shows a row's workers_used beside the workers it asked for)."""
+    v = rung(name)
+    g = v.make_generator(config(64, "random", workers=2))
+    try:
+        g.generate(4)                         # 256 steps: serial
+        assert g.workers_used == 1
+        g.generate(256)                       # 16,384 steps: the team of 2
+        assert g.workers_used == 2
+    finally:
+        g.close()
+
+
 @pytest.mark.parametrize("name", RUNGS)
 def test_build_info(name):
     v = rung(name)

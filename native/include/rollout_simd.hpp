@@ -133,6 +133,7 @@ struct SimdRollout {
     int64_t n, n_pad;
     uint64_t seed;
     int threads;
+    int last_threads = 0;   // threads the last generate() ran on (the report shows them)
     bool egreedy;
     double epsilon;
     // Structure-of-arrays state, padded to a multiple of 8 (padding envs run, never written).
@@ -248,6 +249,7 @@ struct SimdRollout {
         #pragma omp parallel num_threads(nt) if(nt > 1)
         {
             const int k = omp_get_thread_num();
+            if (k == 0) last_threads = omp_get_num_threads();
             const auto [lo, hi] = block(k, nt);
             typename Net::Scratch* scr = egreedy ? scratch[k].get() : nullptr;
             for (int64_t e0 = lo; e0 < hi; e0 += TB)
@@ -334,7 +336,8 @@ void bind_rollout(nanobind::module_& m) {
         .def("generate", &R::generate)
         .def("greedy_batch", &R::greedy_batch)
         .def("block", &R::block)
-        .def_ro("threads", &R::threads);
+        .def_ro("threads", &R::threads)
+        .def_ro("last_threads", &R::last_threads);
     nbx::bind_core<R>(cls);
     m.def("build_info", []() {
         return nbx::build_info(std::string("simd ") + BACKEND + " (" + std::to_string(W) + " doubles, " +

@@ -2,8 +2,8 @@
 import matplotlib.pyplot as plt
 
 from report.context import fmt_si, fmt_time, md_table
-from report.data import (ceilings, fraction_of_fma, fraction_of_peak, ladder_rows,
-                         ladder_shapes, stale, tps_iqr, version_key)
+from report.data import (ceilings, fill_roof, fraction_of_fma, fraction_of_peak, ladder_rows,
+                         ladder_shapes, stale, tps_iqr, version_key, workers_cell)
 
 ORDER = 10
 
@@ -20,7 +20,7 @@ def table(ctx, policy, n, t):
         mark = ""
         if r["steps"] != r.get("requested_steps", r["steps"]):
             mark, reduced = "†", True
-        frac, which = fraction_of_peak(ctx, policy, tps)
+        frac, which = fraction_of_peak(ctx, policy, tps, n, t)
         fma = fraction_of_fma(ctx, tps) if policy == "egreedy" else None
         peak = f"{100 * frac:.3g}%" if frac is not None else "-"
         if fma is not None:
@@ -29,7 +29,7 @@ def table(ctx, policy, n, t):
         spread = f" [{fmt_si(iqr[0])}-{fmt_si(iqr[1])}]" if iqr else ""
         out.append((
             f"`{r['version']}`" + (" †" if stale(r) else ""), r["title"],
-            r["workers"] if r.get("parallel") else "-",
+            workers_cell(r),
             fmt_time(batch_s) + mark,
             f"{fmt_si(tps)}{spread}",
             f"{tps / base['transitions_per_s']:,.1f}" if base else "-",
@@ -89,6 +89,15 @@ def render(ctx):
         "stored per transition over the measured memory fill bandwidth"
         + (f" ({c['bandwidth_fill']['value']:.3g} GB/s, {c['bandwidth_fill']['threads']} threads)"
            if "bandwidth_fill" in c else "")
+        + (" at DRAM sizes" if "bandwidth_fill" in c else "")
+        + ", or, where it was measured, the fill bandwidth of an array of the batch's own size "
+          "written over and over, which is what a rollout does (the batch stays in the cache level "
+          "it fits in): "
+        + ", ".join(f"N={n}: {r['working_set_bytes'] / 1024:,.0f} KiB at {r['value']:.3g} GB/s"
+                    for n, t in ladder_shapes(ctx) for r in [fill_roof(ctx, n, t)] if r)
+        + ". A random rollout also computes (trigonometry, a division, the counter RNG per step), "
+          "so it may sit well below that write roof: the roof says how far stores alone are from "
+          "binding"
         + "; for `egreedy`, transitions/s x 34,304 MLP flops per transition over the measured "
           "float32 GEMM peak"
         + (f" ({c['gemm_f32']['value']:.3g} GFLOP/s, {c['gemm_f32']['threads']} threads)"
@@ -97,9 +106,7 @@ def render(ctx):
         + (f" ({c['fma_f32']['value']:.3g} GFLOP/s)" if "fma_f32" in c else "")
         + ", which no kernel can pass (a hand-blocked kernel on this small network can pass the "
           "library's GEMM, which pays for packing large matrices)"
-        + ". The bandwidth ceiling is DRAM's (arrays far larger than the caches); a batch small "
-          "enough to stay in cache can be written faster, so that fraction can pass 100%. "
-          "See *Machine ceilings* below for how each was measured.\n")
+        + ". See *Machine ceilings* below for how each was measured.\n")
     found = False
     for p in ("random", "egreedy"):
         for n, t in ladder_shapes(ctx):

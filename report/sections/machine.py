@@ -7,13 +7,13 @@ ORDER = 90
 
 def render(ctx):
     parts = ["## Machine ceilings", ""]
-    rows = ctx.latest("ceilings", ("ceiling", "threads"))
+    rows = ctx.latest("ceilings", ("ceiling", "threads", "working_set_bytes"))
     if rows:
         parts += ["Measured by the bench's ceilings stage (`python -m harness ceilings`) on the machine "
                   "that ran it; these are what *fraction of peak* is of.", "",
                   md_table(["Ceiling", "Threads", "Value", "How"],
                            [(r["ceiling"], r["threads"], f"{r['value']:.3g} {r['unit']}", r["method"])
-                            for r in sorted(rows, key=lambda r: (r["ceiling"], r["threads"]))]), ""]
+                            for r in sorted(rows, key=lambda r: (r["ceiling"], r["threads"], r.get("working_set_bytes", 0)))]), ""]
     else:
         parts += ["No ceiling rows yet.", ""]
     parts += ["## Provenance", ""]

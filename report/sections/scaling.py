@@ -18,8 +18,9 @@ def worker_rows(ctx):
     return out
 
 
-def sweep_series(ctx, policy):
-    """{version: {N: tps}} at T=32; parallel versions at 2 workers (1 when N=1)."""
+def sweep_series(ctx, policy, serial_ns=None):
+    """{version: {N: tps}} at T=32; parallel versions at 2 workers (1 when N=1). N where a
+    parallel rung's calls actually ran on one thread go into serial_ns[version]."""
     out = defaultdict(dict)
     for r in ctx.throughput():
         if r["policy"] != policy or r.get("requested_steps", r["steps"]) != 32:
@@ -27,6 +28,8 @@ def sweep_series(ctx, policy):
         if r.get("parallel") and r["workers"] != min(2, r["n_envs"]):
             continue
         out[r["version"]][r["n_envs"]] = r["transitions_per_s"]
+        if serial_ns is not None and r.get("parallel") and r.get("workers_used") == 1 and r["workers"] > 1:
+            serial_ns.setdefault(r["version"], []).append(r["n_envs"])
     return out
 
 
@@ -67,7 +70,10 @@ def render(ctx):
             if len(d) < 2 or 1 not in d:
                 continue
             one = d[1]["transitions_per_s"]
-            cells = ", ".join(f"{w}: {d[w]['transitions_per_s'] / one:.2f}x" for w in sorted(d))
+            cells = ", ".join(f"{w}: {d[w]['transitions_per_s'] / one:.2f}x"
+                              + (f" (ran on {d[w]['workers_used']})"
+                                 if d[w].get("workers_used") not in (None, w) else "")
+                              for w in sorted(d))
             body.append((f"`{v}`", p, n, fmt_si(one), cells))
         if body:
             parts += ["### With workers", "",
@@ -90,7 +96,8 @@ def render(ctx):
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
     drew = False
     for ax, p in zip(axes, ("random", "egreedy")):
-        series = sweep_series(ctx, p)
+        serial_ns = {}
+        series = sweep_series(ctx, p, serial_ns)
         for v in sorted(series, key=version_key):
             pts = sorted(series[v].items())
             if len(pts) < 3:
@@ -109,6 +116,12 @@ def render(ctx):
             n, ns = crossover(series[v], series[b])
             if len(ns) < 3:
                 continue
+            if serial_ns.get(v):
+                one = sorted(serial_ns[v])
+                texts.append(f"- `{p}`: `{v}` asked for 2 workers but ran on one thread at N="
+                             f"{', '.join(map(str, one))} (its calls below a size threshold stay "
+                             "serial: the row's workers_used); there the comparison is serial code "
+                             "against serial code.")
             if n is None:
                 texts.append(f"- `{p}`: `{v}` with 2 workers never overtakes `{b}` at the measured N "
                              f"({ns[0]}..{ns[-1]}).")

@@ -22,6 +22,7 @@ using namespace study::nbx;
 
 struct OmpRollout : Core {
     int threads;
+    int last_threads = 0;   // threads the last generate() ran on (the report shows them)
 
     OmpRollout(int64_t n_envs, uint64_t seed_, bool egreedy_, double eps, int n_threads)
         : Core(n_envs, seed_, egreedy_, eps), threads(n_threads) {
@@ -53,6 +54,7 @@ struct OmpRollout : Core {
         const bool par = n * T >= (egreedy ? 64 : 8192);
         #pragma omp parallel num_threads(threads) if(par)
         {
+            if (omp_get_thread_num() == 0) last_threads = omp_get_num_threads();
             const auto [lo, hi] = par ? block(omp_get_thread_num()) : std::pair<int64_t, int64_t>{0, n};
             if (hi > lo)
                 rollout_range(env.data() + lo, keys.data() + lo, hi - lo, T, m, epsilon, out.shifted(lo));
@@ -97,7 +99,8 @@ NB_MODULE(_v5_openmp, m) {
         .def("generate", &OmpRollout::generate)
         .def("greedy_batch", &OmpRollout::greedy_batch)
         .def("block", &OmpRollout::block)
-        .def_ro("threads", &OmpRollout::threads);
+        .def_ro("threads", &OmpRollout::threads)
+        .def_ro("last_threads", &OmpRollout::last_threads);
     bind_core<OmpRollout>(cls);
     m.def("build_info", []() { return build_info(); });
     m.def("region_overhead_us", &region_overhead_us, nb::arg("threads"), nb::arg("reps") = 10000);
