@@ -89,6 +89,8 @@ class TorchLearner(LearnerImpl):
         self._idx = None
         self._idx_pos = 0
         self.loss = None
+        # what forward_backward and optimise call: L2 swaps in compiled versions of both
+        self.loss_fn, self.step_fn = self.loss_of, self.opt.step
 
     # -- the phases of one update, separately callable so that they can be timed --------
     def plan(self, n: int) -> None:
@@ -116,14 +118,16 @@ class TorchLearner(LearnerImpl):
         self.copied[self.slot] = ev
         return d
 
-    def loss_of(self, rows):
-        """LEARNER.md's loss on one minibatch (Double DQN target, Huber, mean)."""
+    def loss_of(self, rows, forward=None, scale=None):
+        """LEARNER.md's loss on one minibatch (Double DQN target, Huber, mean). A
+        data-parallel learner (L5) passes its wrapped policy as `forward` and sums its
+        share of the rows times `scale` instead of taking the mean."""
         torch = self.torch
         s = REPLAY
         obs, nxt = rows[:, s.obs], rows[:, s.next_obs]
         act = rows[:, s.action].long().unsqueeze(1)
         rew, term = rows[:, s.reward], rows[:, s.terminated]
-        q = self.policy(obs).gather(1, act).squeeze(1)
+        q = (forward or self.policy)(obs).gather(1, act).squeeze(1)
         with torch.no_grad():
             if self.cfg.double:
                 a_next = self.policy(nxt).argmax(1, keepdim=True)
@@ -131,10 +135,12 @@ class TorchLearner(LearnerImpl):
             else:
                 q_next = self.target(nxt).max(1).values
             y = rew + self.cfg.gamma * (1.0 - term) * q_next
-        return torch.nn.functional.smooth_l1_loss(q, y)
+        if scale is None:
+            return torch.nn.functional.smooth_l1_loss(q, y)
+        return torch.nn.functional.smooth_l1_loss(q, y, reduction="sum") * scale
 
     def forward_backward(self, rows):
-        loss = self.loss_of(rows)
+        loss = self.loss_fn(rows)
         self.opt.zero_grad(set_to_none=True)
         loss.backward()
         return loss
@@ -142,7 +148,7 @@ class TorchLearner(LearnerImpl):
     def optimise(self):
         if self.cfg.grad_clip > 0:
             self.torch.nn.utils.clip_grad_norm_(self._pp, self.cfg.grad_clip, foreach=True)
-        self.opt.step()
+        self.step_fn()
 
     def update_target(self):
         self.updates += 1

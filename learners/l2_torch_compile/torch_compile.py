@@ -40,9 +40,8 @@ class CompiledLearner(TorchLearner):
         torch = self.torch
         c = self.cfg
         self.compile_step = compile_step
-        self._loss = torch.compile(self.loss_of, mode=mode, dynamic=False)
+        self.loss_fn = torch.compile(self.loss_of, mode=mode, dynamic=False)
         if not compile_step:          # L1's fused AdamW kernel, eager (see NOTES.md)
-            self._step = self.opt.step
             return
         # the single-tensor AdamW (foreach=False) accepts a tensor lr without capturable=True;
         # inductor fuses its loops anyway
@@ -54,18 +53,7 @@ class CompiledLearner(TorchLearner):
             self.opt.state[p] = {"step": torch.tensor(0.0, dtype=torch.float64),
                                  "exp_avg": torch.zeros_like(p, memory_format=torch.preserve_format),
                                  "exp_avg_sq": torch.zeros_like(p, memory_format=torch.preserve_format)}
-        self._step = torch.compile(self.opt.step, mode=mode, dynamic=False)
-
-    def forward_backward(self, rows):
-        loss = self._loss(rows)
-        self.opt.zero_grad(set_to_none=True)
-        loss.backward()
-        return loss
-
-    def optimise(self):
-        if self.cfg.grad_clip > 0:
-            self.torch.nn.utils.clip_grad_norm_(self._pp, self.cfg.grad_clip, foreach=True)
-        self._step()
+        self.step_fn = torch.compile(self.opt.step, mode=mode, dynamic=False)
 
     def set_lr(self, lr: float) -> None:
         if not self.compile_step:

@@ -150,20 +150,7 @@ class HalfBatchLearner(TorchLearner):
     def loss_of(self, rows):
         """L1's loss on this rank's rows: the policy's forward on s runs through DDP (so the
         backward all-reduces), and the Huber terms are summed and weighted by ranks/B."""
-        torch = self.torch
-        s = REPLAY
-        obs, nxt = rows[:, s.obs], rows[:, s.next_obs]
-        act = rows[:, s.action].long().unsqueeze(1)
-        rew, term = rows[:, s.reward], rows[:, s.terminated]
-        q = self.ddp(obs).gather(1, act).squeeze(1)
-        with torch.no_grad():
-            if self.cfg.double:
-                a_next = self.policy(nxt).argmax(1, keepdim=True)
-                q_next = self.target(nxt).gather(1, a_next).squeeze(1)
-            else:
-                q_next = self.target(nxt).max(1).values
-            y = rew + self.cfg.gamma * (1.0 - term) * q_next
-        return torch.nn.functional.smooth_l1_loss(q, y, reduction="sum") * self.weight
+        return super().loss_of(rows, forward=self.ddp, scale=self.weight)
 
 
 def _one_line(e: BaseException) -> str:
