@@ -44,6 +44,8 @@ def register(sub):
     p.add_argument("--seeds", type=positive_int("--seeds", 100), help="comparison seeds (default 5)")
     p.add_argument("--trials", type=nonneg_int("--trials", 1000), help="Optuna trials (0: no selection)")
     p.add_argument("--no-peers", action="store_true", help="only this project's runs")
+    p.add_argument("--only-peers", action="store_true",
+                   help="only the peers' runs (e.g. one that could not run before: --peer NAME)")
     p.add_argument("--peer", action="append", help="peer to run (repeatable; default all)")
     p.set_defaults(func=cmd_e2e)
 
@@ -63,9 +65,15 @@ def cmd_e2e(args):
         if unknown:
             raise StudyError(f"--peer: unknown training peer(s) {', '.join(unknown)}; known: "
                              f"{', '.join(NAMES)}")
+    if args.only_peers and args.no_peers:
+        raise StudyError("--only-peers and --no-peers leave nothing to run")
     prog = Progress("e2e")
-    bad = run(args.quick, prog, seeds=seeds, budget=args.budget, trials=args.trials,
-              peers=not args.no_peers, peer_names=args.peer)
+    if args.only_peers:
+        budget = args.budget or (QUICK_BUDGET_S if args.quick else BUDGET_S)
+        bad = run_peers(args.quick, prog.note, seeds[:1] if args.quick else seeds, budget, args.peer)
+    else:
+        bad = run(args.quick, prog, seeds=seeds, budget=args.budget, trials=args.trials,
+                  peers=not args.no_peers, peer_names=args.peer)
     prog.clear()
     return 1 if bad else 0
 
