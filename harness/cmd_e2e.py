@@ -29,6 +29,10 @@ BENCH_STAGE = (50, "Time to a trained agent (the short variant; the full run is 
 SEEDS, SELECT_SEEDS = (100, 101, 102, 103, 104), (0, 1)
 MATRIX_RUNGS = ("v1b_numpy", "v3_numba", "v5b_simd")     # plus the fastest rung measured
 BUDGET_S, QUICK_BUDGET_S = 300.0, 30.0
+# The budget alone ends a run that has not solved, as it does a peer's: training's own cap
+# of 500 rounds would stop a fast learner early (v1b x L4b: 2 of 5 seeds at 500 rounds in
+# ~11 s of a 300 s budget).
+E2E_MAX_ROUNDS = 10 ** 6
 TRIALS, QUICK_TRIALS = 24, 2
 QUICK_THRESHOLD = 195.0
 
@@ -187,7 +191,8 @@ def run(quick: bool, progress, seeds=SEEDS, budget=None, trials=None, peers=True
     gens, fastest, best, ref = inp["gens"], inp["fastest"], inp["best"], inp["reference"]
     budget = budget or (QUICK_BUDGET_S if quick else BUDGET_S)
     trials = (QUICK_TRIALS if quick else TRIALS) if trials is None else trials
-    base = TrainConfig(version=fastest, budget_s=budget, workers=gens[fastest]["workers"])
+    base = TrainConfig(version=fastest, budget_s=budget, workers=gens[fastest]["workers"],
+                       max_rounds=E2E_MAX_ROUNDS)
     if quick:
         seeds = seeds[:1]
         base = replace(base, threshold=QUICK_THRESHOLD, max_rounds=150)
