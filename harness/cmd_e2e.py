@@ -29,6 +29,10 @@ BENCH_STAGE = (50, "Time to a trained agent (the short variant; the full run is 
 SEEDS, SELECT_SEEDS = (100, 101, 102, 103, 104), (0, 1)
 MATRIX_RUNGS = ("v1b_numpy", "v3_numba", "v5b_simd")     # plus the fastest rung measured
 BUDGET_S, QUICK_BUDGET_S = 300.0, 30.0
+# The budget alone ends a run that has not solved, as it does a peer's: training's own cap
+# of 500 rounds would stop a fast learner early (v1b x L4b: 2 of 5 seeds at 500 rounds in
+# ~11 s of a 300 s budget).
+E2E_MAX_ROUNDS = 10 ** 6
 TRIALS, QUICK_TRIALS = 24, 2
 QUICK_THRESHOLD = 195.0
 
@@ -44,6 +48,8 @@ def register(sub):
     p.add_argument("--seeds", type=positive_int("--seeds", 100), help="comparison seeds (default 5)")
     p.add_argument("--trials", type=nonneg_int("--trials", 1000), help="Optuna trials (0: no selection)")
     p.add_argument("--no-peers", action="store_true", help="only this project's runs")
+    p.add_argument("--only-peers", action="store_true",
+                   help="only the peers' runs (e.g. one that could not run before: --peer NAME)")
     p.add_argument("--peer", action="append", help="peer to run (repeatable; default all)")
     p.set_defaults(func=cmd_e2e)
 
@@ -63,9 +69,15 @@ def cmd_e2e(args):
         if unknown:
             raise StudyError(f"--peer: unknown training peer(s) {', '.join(unknown)}; known: "
                              f"{', '.join(NAMES)}")
+    if args.only_peers and args.no_peers:
+        raise StudyError("--only-peers and --no-peers leave nothing to run")
     prog = Progress("e2e")
-    bad = run(args.quick, prog, seeds=seeds, budget=args.budget, trials=args.trials,
-              peers=not args.no_peers, peer_names=args.peer)
+    if args.only_peers:
+        budget = args.budget or (QUICK_BUDGET_S if args.quick else BUDGET_S)
+        bad = run_peers(args.quick, prog.note, seeds[:1] if args.quick else seeds, budget, args.peer)
+    else:
+        bad = run(args.quick, prog, seeds=seeds, budget=args.budget, trials=args.trials,
+                  peers=not args.no_peers, peer_names=args.peer)
     prog.clear()
     return 1 if bad else 0
 
@@ -179,7 +191,8 @@ def run(quick: bool, progress, seeds=SEEDS, budget=None, trials=None, peers=True
     gens, fastest, best, ref = inp["gens"], inp["fastest"], inp["best"], inp["reference"]
     budget = budget or (QUICK_BUDGET_S if quick else BUDGET_S)
     trials = (QUICK_TRIALS if quick else TRIALS) if trials is None else trials
-    base = TrainConfig(version=fastest, budget_s=budget, workers=gens[fastest]["workers"])
+    base = TrainConfig(version=fastest, budget_s=budget, workers=gens[fastest]["workers"],
+                       max_rounds=E2E_MAX_ROUNDS)
     if quick:
         seeds = seeds[:1]
         base = replace(base, threshold=QUICK_THRESHOLD, max_rounds=150)

@@ -319,6 +319,7 @@ CASES = [
     ("e2e-first-seed-selection", ["e2e", "--first-seed", "0"], "selection seeds"),
     ("e2e-first-seed-top", ["e2e", "--first-seed", str(2 ** 64 - 2), "--seeds", "5"], "2^64"),
     ("e2e-first-seed-negative", ["e2e", "--first-seed", "-5"], "seed"),
+    ("e2e-only-and-no-peers", ["e2e", "--only-peers", "--no-peers"], "nothing to run"),
 ]
 
 

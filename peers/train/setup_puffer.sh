@@ -4,8 +4,8 @@
 # Why its own: pufferlib 3.0.0 requires numpy<2 and gymnasium<=0.29.1 (the study pins numpy
 # 2.3.5 and gymnasium 1.3.0). Why not plain `pip install pufferlib`: its sdist's setup.py
 # downloads raylib and box2d release binaries from GitHub while building, which fails
-# offline. What this does: fetch the sdist with pip (with NO_OCEAN=1 NO_TRAIN=1 its setup.py
-# downloads nothing), then build it with the downloads skipped (empty folders stand in for
+# offline. What this does: fetch the sdist from the index (checked against its sha256; `pip
+# download` cannot, see below), then build it with the downloads skipped (empty folders stand in for
 # the WebAssembly and box2d builds, which CartPole does not use; the Linux raylib ships in
 # the sdist) and only the CartPole Ocean extension compiled, plus the trainer's C++
 # extension (CPU). PufferLib's own code is not changed. Takes a few minutes on 2 cores.
@@ -16,7 +16,9 @@ PY=${PY:-python3.11}
 V=${PUFFER_VENV:-.venv-puffer}
 ROOT=$(pwd)
 case "$V" in /*) ;; *) V="$ROOT/$V" ;; esac
-if [ -x "$V/bin/python" ] && "$V/bin/python" -c "import pufferlib.ocean.cartpole.binding, pufferlib._C" 2>/dev/null; then
+# pufferlib._C links against torch's libc10: torch must be imported first
+CHECK="import torch, pufferlib.ocean.cartpole.binding, pufferlib._C"
+if [ -x "$V/bin/python" ] && "$V/bin/python" -c "$CHECK" 2>/dev/null; then
     echo "setup_puffer: $V already has pufferlib"; exit 0
 fi
 [ -x "$V/bin/python" ] || "$PY" -m venv "$V"
@@ -26,8 +28,20 @@ TORCH=$(ls /opt/wheels/torch-2.13.0*cp311*.whl 2>/dev/null | head -1 || true)
     pyro-ppl heavyball neptune wandb
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-NO_OCEAN=1 NO_TRAIN=1 "$V/bin/pip" download -q --no-deps --no-binary :all: --no-build-isolation \
-    pufferlib==3.0.0 -d "$work"
+# The sdist itself, fetched from the package index pip uses (PyPI's simple API) and checked
+# against its published sha256: `pip download` would first run setup.py to read the
+# metadata, and pufferlib 3.0.0's setup.py fails there (NameError: c_extension_paths).
+"$V/bin/python" - "$work" <<'PYEOF'
+import hashlib, re, sys, urllib.request
+index = "https://pypi.org/simple/pufferlib/"
+page = urllib.request.urlopen(index, timeout=120).read().decode()
+link = next(h for h in re.findall(r'href="([^"]+)"', page) if "pufferlib-3.0.0.tar.gz" in h)
+url, _, digest = link.partition("#sha256=")
+data = urllib.request.urlopen(url, timeout=300).read()
+if hashlib.sha256(data).hexdigest() != digest:
+    sys.exit("setup_puffer: the sdist's sha256 does not match the index")
+open(sys.argv[1] + "/pufferlib-3.0.0.tar.gz", "wb").write(data)
+PYEOF
 tar xzf "$work"/pufferlib-3.0.0.tar.gz -C "$work"
 cd "$work"/pufferlib-3.0.0
 mkdir -p raylib-5.5_webassembly box2d-web box2d-linux-amd64/include box2d-linux-amd64/src
@@ -37,4 +51,4 @@ grep -q "'/cartpole/' in p" setup.py || { echo "setup_puffer: setup.py changed; 
 CLEAN_PATH=$(echo "$PATH" | tr ':' '\n' | while read -r d; do [ -x "$d/nvcc" ] || echo "$d"; done | paste -sd:)
 PATH="$CLEAN_PATH" MAX_JOBS=2 "$V/bin/pip" install -q --no-build-isolation --no-deps .
 cd "$ROOT"
-"$V/bin/python" -c "import pufferlib.ocean.cartpole.binding, pufferlib._C" && echo "setup_puffer: pufferlib 3.0.0 ready in $V"
+"$V/bin/python" -c "$CHECK" && echo "setup_puffer: pufferlib 3.0.0 ready in $V"

@@ -52,7 +52,7 @@ def render(ctx):
         if r["status"] == "passed" and isinstance(r.get("worst"), dict):
             w = r["worst"]
             detail += "; " + "; ".join(f"{k}: {v}" for k, v in w.items() if "weights after" in k)
-        vt.append((f"`{r['learner']}`", r["status"], str(detail).replace("|", "/")[:240]))
+        vt.append((f"`{r['learner']}`", r["status"], str(detail).replace("|", "\\|")[:240]))
     if vt:
         out += [md_table(["Learner", "Verification", "Detail"], vt), ""]
     if rows:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Dict, List, Optional, Tuple
 
 from report.context import fmt_si, fmt_time, md_table
+from report.data import workers_cell
 
 ORDER = 30
 SHAPES = ((20, 32), (4096, 32))
@@ -102,7 +103,8 @@ def _rung_label(r: dict) -> str:
     if r.get("parallel") and r.get("workers"):
         w = r["workers"]
         unit = r["parallel"] if w != 1 else str(r["parallel"]).rstrip("s")
-        bits.append(f"{w} {unit}")
+        used = r.get("workers_used")
+        bits.append(f"{w} {unit}" + (f", ran on {used}" if used not in (None, w) else ""))
     inner = ", ".join(b for b in bits if b)
     return f"{r['version']} ({inner})" if inner else r["version"]
 
@@ -214,7 +216,7 @@ def render(ctx) -> str:
             out.append("")
             if peers and rungs:
                 best = peers[0]
-                rt = [[f"{r['version']} ({r.get('title', '')})", r.get("workers", 1),
+                rt = [[f"{r['version']} ({r.get('title', '')})", workers_cell(r) if r.get("parallel") else 1,
                        fmt_si(r["transitions_per_s"]),
                        _ratio(r["transitions_per_s"] / best["transitions_per_s"])] for r in rungs]
                 out.append(md_table(["Rung (best workers)", "workers", "transitions/s",

@@ -12,7 +12,7 @@ def render(ctx):
     body = []
     for r in sorted(rows, key=lambda r: version_key(r["version"])):
         detail = r.get("reason") or f"{r.get('checks', '?')} checks"
-        body.append((f"`{r['version']}`", r["status"], detail.replace("|", "/")[:200]))
+        body.append((f"`{r['version']}`", r["status"], detail.replace("|", "\\|")[:200]))
     return ("## Verification\n\nThe three checks of WORKLOAD.md (Gymnasium replay of every transition, "
             "equality with v1, equality across worker counts), run by the bench before timing. "
             "A version that does not pass gets no number.\n\n"
