@@ -246,7 +246,7 @@ def run(quick: bool, progress, seeds=SEEDS, budget=None, trials=None, peers=True
 
 def run_peers(quick, note, seeds, budget, names) -> int:
     try:
-        from peers.train import run_peer_training
+        from peers.train.runner import run_peer_training
     except ImportError as e:
         results.append("e2e", {"family": "peer", "entry": "peers", "seed": None, "skipped": True,
                                "reason": f"peers' training runners are not available ({e})"}, quick=quick)
