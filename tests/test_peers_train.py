@@ -191,3 +191,17 @@ def test_a_diagnostic_row_never_counts_as_solved():
     assert row["diagnostic_solved"] is True and row["comparable"] is False
     assert row["episodes"] == 4096 and "not comparable" in row["reason"]
     assert "_diagnostic" not in row and "_judge" not in row
+
+
+def test_e2e_reaches_the_peers_runner(monkeypatch, tmp_path):
+    """`make e2e` calls the runner through harness.cmd_e2e.run_peers: an unknown peer must
+    come back as the runner's own error, not as a 'peers not available' row (which is what
+    a wrong import path gave a full run once)."""
+    from harness import cmd_e2e
+    monkeypatch.setenv("STUDY_RESULTS_DIR", str(tmp_path))
+    with pytest.raises(StudyError, match="unknown training peer"):
+        cmd_e2e.run_peers(True, lambda s: None, [100], 10.0, ["nope"])
+    monkeypatch.setitem(runner.SEPARATE_VENV, "pufferlib_ppo", ".venv-does-not-exist")
+    assert cmd_e2e.run_peers(True, lambda s: None, [100], 10.0, ["pufferlib_ppo"]) == 0
+    rows = [json.loads(l) for l in next(tmp_path.rglob("e2e.jsonl")).read_text().splitlines()]
+    assert [r["entry"] for r in rows] == ["pufferlib_ppo"] and rows[0]["skipped"] is True
