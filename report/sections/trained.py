@@ -25,6 +25,11 @@ def groups(ctx) -> Dict[tuple, List[dict]]:
     for k, rows in by.items():
         run = rows[-1]["run_id"]
         out[k] = [r for r in rows if r["run_id"] == run]
+    # a run's "peers could not run" row is superseded once a later run has the peers' rows
+    newest_peer = max((rs[-1]["run_id"] for k, rs in out.items() if k[0] == "peer" and k[1] != "peers"),
+                      default="")
+    for k in [k for k in out if k[:2] == ("peer", "peers") and out[k][-1]["run_id"] < newest_peer]:
+        del out[k]
     return out
 
 
@@ -38,7 +43,11 @@ def summary(rows: List[dict]) -> dict:
            "skipped": [r for r in rows if r.get("skipped") or r.get("error")
                        or r.get("status") == "diagnostic"]}
     if times:
-        q1, med, q3 = quartiles(times)
+        # an unsolved seed is +inf; interpolating quartiles over inf gives nan, so a huge
+        # finite stand-in is used and anything beyond it read back as "not solved"
+        big = 1e300
+        q1, med, q3 = (math.inf if q >= big / 1e6 else q
+                       for q in quartiles([min(t, big) for t in times]))
         out.update(median=med, q1=q1, q3=q3)
         out["startup"] = statistics.median(r.get("startup_s", 0.0) or 0.0 for r in done)
         rets = [last_return(r) for r in done if last_return(r) is not None]
@@ -74,6 +83,24 @@ def label(key, rows) -> str:
     return f"`{entry}`" + (f" ({', '.join(extra)})" if extra else "")
 
 
+def runs_note(g) -> str:
+    """Which `make e2e` invocations the rows come from, with their budgets, when not one."""
+    runs = {}
+    for (family, *_), rows in g.items():
+        for r in rows:
+            d = runs.setdefault(r["run_id"], {"who": set(), "budget": set()})
+            d["who"].add("ours" if family == "ladder" else "peers")
+            if r.get("budget_s"):
+                d["budget"].add(r["budget_s"])
+    if len(runs) < 2:
+        return ""
+    parts = [f"{'+'.join(sorted(d['who']))} from run {rid}"
+             + (f" (budget {', '.join(f'{b:g}' for b in sorted(d['budget']))} s)" if d["budget"] else "")
+             for rid, d in sorted(runs.items())]
+    return (" The rows come from more than one invocation, run one after the other on this "
+            "machine and each one run at a time: " + "; ".join(parts) + ".")
+
+
 def render(ctx):
     out = [ctx.heading("## Time to a trained agent"), ""]
     g = groups(ctx)
@@ -90,7 +117,7 @@ def render(ctx):
             "greedy evaluations are not counted. A run that does not solve within its budget is "
             "shown as not solved with its last return, never dropped. Median over seeds, IQR "
             "(the middle half of the seeds) in brackets; an unsolved seed counts as slower than "
-            "any solved one.", ""]
+            "any solved one." + runs_note(g), ""]
     order = sorted(sums, key=lambda k: (sums[k].get("median", math.inf), k))
     table = []
     for k in order:
