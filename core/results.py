@@ -70,7 +70,9 @@ FIELD_CHECKS = {
         "kind", "run_id", "time", "version", "policy", "peer", "learner", "status", "role",
         "what", "ceiling")},
     **{k: (_is_count, "a non-negative integer") for k in (
-        "n_envs", "workers", "steps", "threads", "ranks", "requested_steps")},
+        "n_envs", "workers", "steps", "ranks", "requested_steps")},
+    # a count, or (the peers' training rows) an object saying which thread settings ran
+    "threads": (lambda v: _is_count(v) or isinstance(v, dict), "a non-negative integer or an object"),
     "transitions_per_s": (lambda v: _is_num(v) and v > 0, "a positive number"),
     **{k: (lambda v: _is_num(v) and v >= 0, "a non-negative number") for k in (
         "median_s", "update_s", "startup_s")},

@@ -270,3 +270,16 @@ def test_sigkill_inside_the_swap_is_rolled_forward(reports, tmp_path):
     recover(target)
     assert snapshot(target) == new
     assert not [p.name for p in target.iterdir() if p.name.startswith(".")]
+
+
+def test_threads_may_be_a_count_or_the_peers_settings(rdir, capsys):
+    """Our rows count threads; a peer's training row describes its libraries' settings
+    (peers/train/NOTES.md). Both load; anything else is skipped with its warning."""
+    base = {"family": "peer", "entry": "cleanrl_dqn", "seed": 100}
+    results.append("e2e", dict(base, threads=2))
+    results.append("e2e", dict(base, threads={"torch_intraop": 2, "pinned_env": {}}))
+    results.append("e2e", dict(base, threads="two"))
+    capsys.readouterr()
+    got = [r["threads"] for r in results.load("e2e")]
+    assert got == [2, {"torch_intraop": 2, "pinned_env": {}}]
+    assert "threads is not" in capsys.readouterr().err

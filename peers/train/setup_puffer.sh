@@ -18,7 +18,8 @@ ROOT=$(pwd)
 case "$V" in /*) ;; *) V="$ROOT/$V" ;; esac
 # pufferlib._C links against torch's libc10: torch must be imported first
 CHECK="import torch, pufferlib.ocean.cartpole.binding, pufferlib._C"
-if [ -x "$V/bin/python" ] && "$V/bin/python" -c "$CHECK" 2>/dev/null; then
+# run from /tmp: importing pufferlib links ./resources into the current folder
+if [ -x "$V/bin/python" ] && (cd /tmp && "$V/bin/python" -c "$CHECK") 2>/dev/null; then
     echo "setup_puffer: $V already has pufferlib"; exit 0
 fi
 [ -x "$V/bin/python" ] || "$PY" -m venv "$V"
@@ -51,4 +52,4 @@ grep -q "'/cartpole/' in p" setup.py || { echo "setup_puffer: setup.py changed; 
 CLEAN_PATH=$(echo "$PATH" | tr ':' '\n' | while read -r d; do [ -x "$d/nvcc" ] || echo "$d"; done | paste -sd:)
 PATH="$CLEAN_PATH" MAX_JOBS=2 "$V/bin/pip" install -q --no-build-isolation --no-deps .
 cd "$ROOT"
-"$V/bin/python" -c "$CHECK" && echo "setup_puffer: pufferlib 3.0.0 ready in $V"
+(cd /tmp && "$V/bin/python" -c "$CHECK") && echo "setup_puffer: pufferlib 3.0.0 ready in $V"
