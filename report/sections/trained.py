@@ -83,6 +83,16 @@ def label(key, rows) -> str:
     return f"`{entry}`" + (f" ({', '.join(extra)})" if extra else "")
 
 
+def not_run(g) -> List[str]:
+    """The training peers peers/train knows that have no row here."""
+    try:
+        from peers.train import NAMES, title
+    except ImportError:
+        return []
+    have = {k[1] for k in g if k[0] == "peer"}
+    return [f"{title(n)} (`{n}`)" for n in NAMES if n not in have]
+
+
 def runs_note(g) -> str:
     """Which `make e2e` invocations the rows come from, with their budgets, when not one."""
     runs = {}
@@ -137,6 +147,9 @@ def render(ctx):
                       f"{s['ret']:.0f}" if s.get("ret") is not None else "-", steps_text(g[k])))
     out += [md_table(["Who", "Solved", "Time to solved [IQR]", "Start-up", "Last-100 return",
                       "Work done (median; solved runs if any)"], table), ""]
+    missing = not_run(g)
+    if missing:
+        out += [f"Not run in these runs (no rows): {', '.join(missing)}.", ""]
     out += ratios(sums, g)
     fig = figure(ctx, sums, g, order)
     if fig:
