@@ -263,8 +263,22 @@ def ratios(sums, g) -> List[str]:
                          f"{s['budget']:g} s, so its time is over {s['budget'] / sums[best]['median']:.0f}x ours.")
         else:
             lines.append(f"- {m / sums[best]['median']:.1f}x sooner than {label(k, g[k])} "
-                         f"({fmt_s(m)}).")
+                         f"({fmt_s(m)})." + (work_note(s, sums[best]) if k[0] == "peer" else ""))
     return lines + [""]
+
+
+def work_note(peer: dict, best: dict) -> str:
+    """Why a solved peer is slower: the updates its solved runs took against ours."""
+    def med(s, *fields):
+        v = [r.get(f) for r in s["rows"] if r.get("solved") for f in fields if r.get(f) is not None]
+        return statistics.median(v) if v else None
+    pu, ou = med(peer, "gradient_updates"), med(best, "updates")
+    if not pu or not ou:
+        return ""
+    text = f" Its solved runs took a median {pu:,.0f} gradient updates against our {ou:,.0f}"
+    if pu <= 1.2 * ou:
+        return text + ": the gap is the cost of each update and environment step, not their number."
+    return text + f": {pu / ou:.1f}x the updates, besides what each costs."
 
 
 def figure(ctx, sums, g, order) -> Optional[str]:
