@@ -205,3 +205,13 @@ def test_e2e_reaches_the_peers_runner(monkeypatch, tmp_path):
     assert cmd_e2e.run_peers(True, lambda s: None, [100], 10.0, ["pufferlib_ppo"]) == 0
     rows = [json.loads(l) for l in next(tmp_path.rglob("e2e.jsonl")).read_text().splitlines()]
     assert [r["entry"] for r in rows] == ["pufferlib_ppo"] and rows[0]["skipped"] is True
+
+
+def test_describe_takes_a_diagnostic_row_with_empty_fields():
+    """PufferLib's diagnostic rows hold None where the criterion does not apply; the
+    progress line must still print (a None here once ended a whole peers run)."""
+    row = {"status": "diagnostic", "solved": False, "budget_s": 120.0, "wall_s": 121.0,
+           "env_steps": 1048576, "gradient_updates": 16, "last100_mean": None,
+           "eval_mean": None, "startup_s": None, "eval_s": None}
+    text = runner.describe(row)
+    assert "not solved in 120 s" in text and "last-100 mean nan" in text

@@ -201,8 +201,11 @@ def describe(r: dict) -> str:
         return f"{r['status']}: {r.get('reason')}"
     what = (f"solved in {r['wall_s']:.1f} s" if r.get("solved")
             else f"not solved in {r['budget_s']:g} s")
+    def num(key, default=float("nan")):        # a diagnostic row holds None in some fields
+        v = r.get(key)
+        return default if v is None else v
     ev = r.get("eval_mean")
     return (f"{what}; {r.get('env_steps')} steps, {r.get('gradient_updates')} updates, "
-            f"last-100 mean {r.get('last100_mean', float('nan')):.1f}, "
-            f"greedy {'-' if ev is None else f'{ev:.1f}'}; start-up {r.get('startup_s', 0):.1f} s, "
-            f"eval {r.get('eval_s', 0):.1f} s")
+            f"last-100 mean {num('last100_mean'):.1f}, "
+            f"greedy {'-' if ev is None else f'{ev:.1f}'}; start-up {num('startup_s', 0):.1f} s, "
+            f"eval {num('eval_s', 0):.1f} s")
