@@ -36,6 +36,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import threading
@@ -378,3 +379,16 @@ def describe_exit(code: Optional[int]) -> str:
 
 def eprint(text: str) -> None:
     print(text, file=sys.stderr)
+
+
+def kill_group(proc) -> None:
+    """SIGKILL the process group a child was started in (start_new_session) and reap it;
+    whatever it left running dies with it."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        pass

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Callable, List, Optional
 
 from core.api import POLICIES, StudyError
+from core.procutil import kill_group
 from .cli_util import MAX_TRANSITIONS, check_memory, positive_int
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -110,14 +111,14 @@ def run_one(peer: str, n_envs: int, steps: int, policy: str, quick: bool = False
     try:
         stdout, stderr = proc.communicate(timeout=s["timeout"])
     except subprocess.TimeoutExpired:
-        _kill_group(proc)
+        kill_group(proc)
         proc.communicate()
         return {**base, "skipped": True,
                 "reason": f"timed out after {s['timeout']} s (whole subprocess)"}
     except BaseException:
-        _kill_group(proc)
+        kill_group(proc)
         raise
-    _kill_group(proc)                   # leftovers of a peer that did not clean up
+    kill_group(proc)                   # leftovers of a peer that did not clean up
     row = None
     for line in stdout.splitlines():
         if line.startswith("PEER_ROW "):
@@ -136,18 +137,6 @@ def run_one(peer: str, n_envs: int, steps: int, policy: str, quick: bool = False
         row["sources"] = ["peers"]
         row["code_hash"] = source_hash(["peers"])
     return row
-
-
-def _kill_group(proc) -> None:
-    import signal
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    try:
-        proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        pass
 
 
 def plan(quick: bool, names: Optional[List[str]] = None, shapes=SHAPES, policies=POLICIES):

@@ -19,7 +19,6 @@ import json
 import math
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import Callable, Iterable, List, Optional
 
 from core.errors import StudyError
+from core.procutil import kill_group
 
 from . import NAMES, title
 from .common import (DEFAULT_BUDGET_S, DEFAULT_EVAL_GAP_S, EVAL_EPISODES, THREAD_VARS,
@@ -159,17 +159,6 @@ def run_one(peer: str, seed: int, budget: float, quick: bool = False,
         row["sources"] = ["peers/train"]
         row["code_hash"] = source_hash(["peers/train"])
     return row
-
-
-def kill_group(proc) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    try:
-        proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        pass
 
 
 def run_peer_training(peers: Iterable[str], seeds: Iterable[int], budget: float = DEFAULT_BUDGET_S,
