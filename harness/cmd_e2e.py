@@ -253,12 +253,10 @@ def run_peers(quick, note, seeds, budget, names) -> int:
         note(f"peers: not available ({e})")
         return 1
     from peers.train import NAMES
-    rows = run_peer_training(names or list(NAMES), list(seeds), budget, quick, note)
-    bad = 0
-    for r in rows:
+    def write(r):           # each row lands as its seed ends: a later crash loses none
         results.append("e2e", {"family": "peer", **r, "entry": r.get("peer")}, quick=quick)
-        bad += r.get("status") == "failed"
-    return bad
+    rows = run_peer_training(names or list(NAMES), list(seeds), budget, quick, note, on_row=write)
+    return sum(r.get("status") == "failed" for r in rows)
 
 
 def bench_stage(quick: bool, progress) -> int:

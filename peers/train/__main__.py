@@ -40,12 +40,13 @@ def main(argv=None) -> int:
         rows = run_peer_training(a.peer or list(NAMES), seeds_arg(a.seeds), a.budget, a.quick,
                                  progress=None if a.json else lambda t: print(t, file=sys.stderr),
                                  threshold=a.threshold, window=a.window, eval_gap=a.eval_gap,
-                                 timeout=a.timeout, threads=a.threads)
+                                 timeout=a.timeout, threads=a.threads,
+                                 on_row=(lambda r: print(json.dumps(r), flush=True)) if a.json else None)
     except StudyError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    for r in rows:
-        print(json.dumps(r) if a.json else f"{r['peer']:14s} seed {r['seed']:<4d} {describe(r)}")
+    for r in [] if a.json else rows:     # JSON lines went out as each seed ended
+        print(f"{r['peer']:14s} seed {r['seed']:<4d} {describe(r)}")
     return 0
 
 

@@ -2,7 +2,7 @@
 
     from peers.train.runner import run_peer_training
     rows = run_peer_training(["sb3_dqn", "cleanrl_dqn"], seeds=[100, 101], budget=300,
-                             quick=False, progress=print)
+                             quick=False, progress=print, on_row=None)
 
 One subprocess per (peer, seed) (`python -m peers.train.child`), one after another, each
 in its own session (process group): on its hard timeout, on Ctrl-C or on a crash the
@@ -11,7 +11,8 @@ variables are taken out of the child's environment, so each library runs with it
 defaults on this machine (the row records what they were). A peer that cannot run (its
 package missing, its separate virtualenv not made) is a row with skipped=true and the
 reason; a child killed at its timeout is a row with status "failed" and the reason.
-Rows are plain dicts; the caller writes them (kind "e2e").
+Rows are plain dicts; the caller writes them (kind "e2e"), best through `on_row`, which
+gets each row as soon as its seed ends, so a crash or Ctrl-C later loses nothing finished.
 """
 from __future__ import annotations
 
@@ -163,12 +164,14 @@ def run_one(peer: str, seed: int, budget: float, quick: bool = False,
 
 def run_peer_training(peers: Iterable[str], seeds: Iterable[int], budget: float = DEFAULT_BUDGET_S,
                       quick: bool = False, progress: Optional[Callable[[str], None]] = None,
-                      **kwargs) -> List[dict]:
+                      on_row: Optional[Callable[[dict], None]] = None, **kwargs) -> List[dict]:
     """Rows for every (peer, seed), peers in the order given, one subprocess at a time.
 
     quick: the budget is cut to QUICK_BUDGET_S (15 s) unless a smaller one is given, and
     rows say quick=true; the criterion is unchanged (pass threshold=/window= to lower it,
-    which the row records). kwargs go to run_one (threshold, window, eval_gap, timeout).
+    which the row records). on_row(row) is called as each (peer, seed) ends, before the
+    next starts: write rows there, not from the returned list, so none is lost if a later
+    one raises. kwargs go to run_one (threshold, window, eval_gap, timeout).
     """
     peers, seeds, budget = check_inputs(peers, seeds, budget)
     if quick:
@@ -182,6 +185,8 @@ def run_peer_training(peers: Iterable[str], seeds: Iterable[int], budget: float 
         if progress:
             progress(f"peer training [{i}/{len(todo)}] {p} seed {s}: {describe(row)}")
         rows.append(row)
+        if on_row:
+            on_row(row)
     return rows
 
 
