@@ -15,5 +15,6 @@ training/, harness/, report/); they all import it. tests/test_layers.py checks t
     results   results/<machine>/<kind>.jsonl: durable appends, tolerant reads
     measure   timing a generator honestly; medians with IQR and bootstrap intervals
     estimate  the end-to-end arithmetic (rows in, estimates out; never measures)
-    validate  argument checks that give one line naming the argument and its range
+    evaluate  the greedy evaluation in Gymnasium that confirms a solve (ours and the peers')
+    procutil  killing a child's whole process group
 """

@@ -8,7 +8,7 @@ from typing import Callable, Dict, List, Optional
 import numpy as np
 
 from core.learner import LearnConfig
-from training.episodes import greedy_actions
+from core.evaluate import greedy_actions
 from training.fixture import fixed_replay, probe_observations
 
 from .verify import Outcome

@@ -18,7 +18,8 @@ import pytest
 from core.api import init_weights
 from core.errors import StudyError
 from peers.train import NAMES, runner
-from peers.train.common import Judge, Settings, eval_seed, greedy_eval, mlp_greedy
+from core.evaluate import eval_seed, greedy_eval, mlp_policy
+from peers.train.common import Judge, Settings
 from tests.conftest import ROOT
 
 QUICK = dict(threshold=5.0, window=5, eval_gap=0.0, eval_episodes=2)
@@ -127,12 +128,26 @@ def test_cli_bad_input_is_one_line_and_status_2(args):
     assert len(p.stderr.strip().splitlines()) == 1 and p.stderr.startswith("error: ")
 
 
-def test_greedy_eval_matches_the_studys_own():
-    from training.episodes import greedy_eval as study_eval
+def test_greedy_eval_batched_equals_one_episode_at_a_time():
+    """core/evaluate.py steps 20 environments as a batch (finished ones ride along); each
+    return must equal that episode played alone in Gymnasium with the same reset seed."""
+    import gymnasium as gym
+    from core.evaluate import greedy_actions
     for seed in (0, 3):
         w = init_weights(seed)
         s = eval_seed(seed)
-        assert greedy_eval(mlp_greedy(w), 20, seed=s) == study_eval(w, 20, seed=s)
+        alone = []
+        for i in range(6):
+            env = gym.make("CartPole-v1")
+            o, _ = env.reset(seed=s + i)
+            n, done = 0, False
+            while not done:
+                a = int(greedy_actions(w, o[None].astype(np.float32))[0])
+                o, _, term, trunc, _ = env.step(a)
+                n, done = n + 1, term or trunc
+            env.close()
+            alone.append(n)
+        assert greedy_eval(mlp_policy(w), 6, seed=s) == alone
 
 
 def test_judge_keeps_evaluation_time_out_of_training_time():
@@ -215,3 +230,24 @@ def test_describe_takes_a_diagnostic_row_with_empty_fields():
            "eval_mean": None, "startup_s": None, "eval_s": None}
     text = runner.describe(row)
     assert "not solved in 120 s" in text and "last-100 mean nan" in text
+
+
+def test_a_crash_in_a_later_seed_loses_no_finished_row(monkeypatch, tmp_path):
+    """The e2e stage writes each peer row as its seed ends: a crash in the next seed (or
+    Ctrl-C) must leave the finished seeds' rows on disk."""
+    from harness import cmd_e2e
+    monkeypatch.setenv("STUDY_RESULTS_DIR", str(tmp_path))
+    calls = []
+
+    def fake_run_one(peer, seed, budget, quick=False, **kw):
+        calls.append(seed)
+        if seed == 101:
+            raise RuntimeError("the second seed crashed")
+        return {"entry": runner.ENTRY, "peer": peer, "seed": seed, "quick": quick,
+                "budget_s": budget, "status": "solved", "solved": True, "wall_s": 1.0}
+    monkeypatch.setattr(runner, "run_one", fake_run_one)
+    with pytest.raises(RuntimeError, match="second seed"):
+        cmd_e2e.run_peers(True, lambda s: None, [100, 101, 102], 10.0, ["cleanrl_dqn"])
+    assert calls == [100, 101]
+    rows = [json.loads(l) for l in next(tmp_path.rglob("e2e.jsonl")).read_text().splitlines()]
+    assert [(r["entry"], r["seed"]) for r in rows] == [("cleanrl_dqn", 100)]

@@ -19,11 +19,12 @@ import numpy as np
 
 from core.discover import reference_learner, runnable_learner
 from core.errors import StudyError
+from core.evaluate import eval_seed, greedy_eval, mlp_policy
 from core.replay import Replay
 
 from .actors import make_actor
 from .config import TrainConfig
-from .episodes import EpisodeTracker, greedy_eval
+from .episodes import EpisodeTracker
 
 
 @dataclass
@@ -127,7 +128,7 @@ def train(cfg: TrainConfig, progress: Optional[Callable[[str], None]] = None,
             if (len(tracker.returns) >= cfg.window and mean >= cfg.threshold
                     and k - last_eval >= cfg.eval_cooldown):
                 te = time.perf_counter()
-                eval_returns = greedy_eval(pending, cfg.eval_episodes, seed=10_000 + 97 * (cfg.seed % 10 ** 9))
+                eval_returns = greedy_eval(mlp_policy(pending), cfg.eval_episodes, seed=eval_seed(cfg.seed))
                 eval_s += time.perf_counter() - te
                 evals += 1
                 last_eval = k

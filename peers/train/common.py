@@ -9,9 +9,8 @@ One criterion for every row, the study's own (training/episodes.py, training/loo
   CartPole-v1, reset with seeds 10_000 + 97 * seed + i, actions chosen deterministically
   by the peer's own policy (epsilon 0 / argmax), mean return >= `threshold`.
 
-`greedy_eval` below is written to behave exactly like training.episodes.greedy_eval (the
-test suite checks that the two give the same returns for the same network); it takes an
-action function instead of weights so that any library's policy can be plugged in.
+The greedy evaluation is the study's own, core/evaluate.py (the same function confirms our
+runs); a peer hands it an action function made from its library's policy.
 
 Time: the Judge owns the clock. Training time (`wall_s`) runs from `start()` to the moment
 the criterion holds or the budget is spent, minus the time spent in greedy evaluations,
@@ -28,54 +27,14 @@ from typing import Callable, Dict, List, Optional
 
 import numpy as np
 
+from core.evaluate import eval_seed, greedy_eval
+
 THRESHOLD = 475.0
 WINDOW = 100
 EVAL_EPISODES = 20
 DEFAULT_BUDGET_S = 300.0
 DEFAULT_EVAL_GAP_S = 2.0
 CURVE_EVERY_S = 10.0          # one learning-curve point per this much training time
-
-
-def eval_seed(seed: int) -> int:
-    """The first reset seed of a run's greedy evaluation (as training/loop.py uses)."""
-    return 10_000 + 97 * (seed % 10 ** 9)
-
-
-def greedy_eval(act: Callable[[np.ndarray], np.ndarray], episodes: int = EVAL_EPISODES,
-                seed: int = 12345) -> List[int]:
-    """Returns of `episodes` episodes of Gymnasium's CartPole-v1 under `act` (batched).
-
-    Environment i is reset with seed `seed + i`; every step, `act` gets the float32
-    observations of all environments (finished ones included, as a batch of fixed shape)
-    and returns one action per environment; finished environments are not stepped again.
-    """
-    import gymnasium as gym
-    envs = [gym.make("CartPole-v1") for _ in range(episodes)]
-    obs = np.stack([e.reset(seed=seed + i)[0] for i, e in enumerate(envs)]).astype(np.float32)
-    alive = np.ones(episodes, bool)
-    ret = np.zeros(episodes, np.int64)
-    try:
-        while alive.any():
-            actions = np.asarray(act(obs)).reshape(-1)
-            for i in np.flatnonzero(alive):
-                o, _, term, trunc, _ = envs[i].step(int(actions[i]))
-                obs[i] = o
-                ret[i] += 1
-                if term or trunc:
-                    alive[i] = False
-    finally:
-        for e in envs:
-            e.close()
-    return ret.tolist()
-
-
-def mlp_greedy(weights: Dict[str, np.ndarray]) -> Callable[[np.ndarray], np.ndarray]:
-    """argmax of a float32 ReLU MLP given as w1 b1 w2 b2 w3 b3 (nn.Linear layout)."""
-    def act(obs):
-        h = np.maximum(obs @ weights["w1"].T + weights["b1"], 0)
-        h = np.maximum(h @ weights["w2"].T + weights["b2"], 0)
-        return np.argmax(h @ weights["w3"].T + weights["b3"], axis=1)
-    return act
 
 
 @dataclass
