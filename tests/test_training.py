@@ -163,9 +163,19 @@ def test_report_sections_render_from_e2e_rows(tmp_path):
     results.append("e2e", {"family": "peer", "entry": "sb3_dqn", "seed": 100, "solved": False,
                            "wall_s": 30.0, "budget_s": 30.0, "final_mean_return": 200.0,
                            "library": "stable-baselines3", "library_version": "2.9.2"}, directory=d)
+    for seed, met in ((100, True), (101, True), (102, False)):    # a diagnostic peer
+        results.append("e2e", {"family": "peer", "entry": "pufferlib_ppo", "seed": seed,
+                               "status": "diagnostic", "solved": False, "diagnostic_solved": met,
+                               "wall_s": 20.0 + seed - 100 if met else 31.0, "budget_s": 30.0,
+                               "episode_cap": 200, "criterion": "adapted: capped; mean length >= 195",
+                               "last_epoch_mean_length": 197.0, "eval_mean": 500.0,
+                               "env_steps": 10 ** 6, "title": "Puffer"}, directory=d)
     ctx = Context(results_dir=d, report_dir=tmp_path / "rep")
     text = trained.render(ctx)
     assert "2/3" in text and "15 s [" in text and "not solved in 30 s" in text
+    assert "| (2/3)* | not comparable*: adapted criterion met in 21 s [20 s-> 30 s]" in text
+    assert "is a diagnostic row" in text and "adapted criterion: mean length >= 195" in text
+    assert "than Puffer" not in text            # never in a ratio
     text = est_section.render(ctx)
     assert "vs practitioner" in text and "Median prediction error" in text
     assert "+6.9%" in text or "+14.5%" in text        # (14 - 13.1)/13.1 and (15 - 13.1)/13.1

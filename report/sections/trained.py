@@ -129,14 +129,17 @@ def render(ctx):
             "(the middle half of the seeds) in brackets; an unsolved seed counts as slower than "
             "any solved one." + runs_note(g), ""]
     order = sorted(sums, key=lambda k: (sums[k].get("median", math.inf), k))
-    table = []
+    table, notes = [], []
     for k in order:
         s = sums[k]
         if not s["n"]:
             r0 = s["skipped"][0] if s["skipped"] else {}
+            if r0.get("status") == "diagnostic":
+                table.append(diagnostic_cells(label(k, g[k]), s["skipped"]))
+                notes.append(diagnostic_note(label(k, g[k]), s["skipped"]))
+                continue
             why = r0.get("reason") or r0.get("error") or "no runs"
-            kind = "diagnostic, not comparable" if r0.get("status") == "diagnostic" else "skipped"
-            table.append((label(k, g[k]), "-", f"{kind}: {why}"[:200], "-", "-", steps_text(g[k])))
+            table.append((label(k, g[k]), "-", f"skipped: {why}"[:200], "-", "-", steps_text(g[k])))
             continue
         t = fmt_s(s["median"], s["budget"])
         if s["solved"] and not math.isinf(s["median"]):
@@ -146,7 +149,7 @@ def render(ctx):
         table.append((label(k, g[k]), f"{s['solved']}/{s['n']}", t, fmt_s(s["startup"]),
                       f"{s['ret']:.0f}" if s.get("ret") is not None else "-", steps_text(g[k])))
     out += [md_table(["Who", "Solved", "Time to solved [IQR]", "Start-up", "Last-100 return",
-                      "Work done (median; solved runs if any)"], table), ""]
+                      "Work done (median; solved runs if any)"], table), ""] + notes
     missing = not_run(g)
     if missing:
         out += [f"Not run in these runs (no rows): {', '.join(missing)}.", ""]
@@ -231,6 +234,32 @@ def breakdown(g) -> List[str]:
             "*generate* is the time the learner waited for a batch):", "",
             md_table(["Run", "Round", "Generate", "Learn (U updates)", "Store", "Weights to the actor",
                       "Loop bookkeeping"], rows), ""]
+
+
+def diagnostic_cells(who: str, rows: List[dict]) -> tuple:
+    """A diagnostic peer's table row: its time to its own, adapted criterion, marked as such
+    (it is left out of every ratio and of the figure)."""
+    met = sorted(r["wall_s"] for r in rows if r.get("diagnostic_solved"))
+    t = "not comparable*"
+    if len(met) * 2 > len(rows):
+        q1, med, q3 = quartiles([r["wall_s"] if r.get("diagnostic_solved") else 1e300 for r in rows])
+        t += f": adapted criterion met in {fmt_s(med)} [{fmt_s(q1)}-{fmt_s(q3 if q3 < 1e299 else math.inf, rows[0].get('budget_s'))}]"
+    start = statistics.median(r.get("startup_s") or 0.0 for r in rows)
+    return (who, f"({len(met)}/{len(rows)})*", t, fmt_s(start), "-", steps_text(rows))
+
+
+def diagnostic_note(who: str, rows: List[dict]) -> str:
+    r0 = rows[0]
+    lengths = [r["last_epoch_mean_length"] for r in rows if r.get("last_epoch_mean_length") is not None]
+    evals = [r["eval_mean"] for r in rows if r.get("eval_mean") is not None]
+    crit = str(r0.get("criterion", "(not recorded)"))
+    crit = crit.split("; ", 1)[-1] if crit.startswith("adapted:") else crit
+    return (f"\\* {who} is a diagnostic row, not comparable with the others: its CartPole ends "
+            f"every episode at {r0.get('episode_cap', 200)} steps, so no training return can reach "
+            f"475. It is timed instead to an adapted criterion: {crit}"
+            + (f"; its last epochs' mean episode lengths were {min(lengths):.1f}-{max(lengths):.1f}" if lengths else "")
+            + (f", and its last greedy evaluations in Gymnasium's CartPole-v1 {min(evals):.1f}-{max(evals):.1f}" if evals else "")
+            + ". It is left out of the ratios and the figure.\n")
 
 
 def steps_text(rows) -> str:
