@@ -230,6 +230,8 @@ def test_describe_takes_a_diagnostic_row_with_empty_fields():
            "eval_mean": None, "startup_s": None, "eval_s": None}
     text = runner.describe(row)
     assert "not solved in 120 s" in text and "last-100 mean nan" in text
+    met = runner.describe({**row, "diagnostic_solved": True, "wall_s": 99.5})
+    assert "adapted criterion met in 99.5 s" in met and "not solved" not in met
 
 
 def test_a_crash_in_a_later_seed_loses_no_finished_row(monkeypatch, tmp_path):

@@ -193,8 +193,12 @@ def run_peer_training(peers: Iterable[str], seeds: Iterable[int], budget: float 
 def describe(r: dict) -> str:
     if r.get("status") in ("skipped", "failed"):
         return f"{r['status']}: {r.get('reason')}"
-    what = (f"solved in {r['wall_s']:.1f} s" if r.get("solved")
-            else f"not solved in {r['budget_s']:g} s")
+    if r.get("solved"):
+        what = f"solved in {r['wall_s']:.1f} s"
+    elif r.get("status") == "diagnostic" and r.get("diagnostic_solved"):
+        what = f"diagnostic (not comparable): its adapted criterion met in {r['wall_s']:.1f} s"
+    else:
+        what = f"not solved in {r['budget_s']:g} s"
     def num(key, default=float("nan")):        # a diagnostic row holds None in some fields
         v = r.get(key)
         return default if v is None else v
