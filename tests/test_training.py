@@ -163,6 +163,12 @@ def test_report_sections_render_from_e2e_rows(tmp_path):
     results.append("e2e", {"family": "peer", "entry": "sb3_dqn", "seed": 100, "solved": False,
                            "wall_s": 30.0, "budget_s": 30.0, "final_mean_return": 200.0,
                            "library": "stable-baselines3", "library_version": "2.9.2"}, directory=d)
+    for seed in (100, 101, 102):             # a solved peer with a target, and one that is not
+        results.append("e2e", {"family": "peer", "entry": "cleanrl_dqn", "seed": seed, "solved": True,
+                               "wall_s": 150.0, "budget_s": 300.0, "gradient_updates": 27000,
+                               "title": "CleanRL"}, directory=d)
+        results.append("e2e", {"family": "peer", "entry": "sbx_dqn", "seed": seed, "solved": False,
+                               "wall_s": 30.0, "budget_s": 30.0, "title": "SBX"}, directory=d)
     for seed, met in ((100, True), (101, True), (102, False)):    # a diagnostic peer
         results.append("e2e", {"family": "peer", "entry": "pufferlib_ppo", "seed": seed,
                                "status": "diagnostic", "solved": False, "diagnostic_solved": met,
@@ -176,6 +182,10 @@ def test_report_sections_render_from_e2e_rows(tmp_path):
     assert "| (2/3)* | not comparable*: adapted criterion met in 21 s [20 s-> 30 s]" in text
     assert "is a diagnostic row" in text and "adapted criterion: mean length >= 195" in text
     assert "than Puffer" not in text            # never in a ratio
+    # targets: 150 s / 15 s = 10x < 40x; SBX unsolved at 30 s is only 2x, so not shown
+    assert ">= 40x CleanRL: **not met** (10.0x). It needs our median at 3.75 s or less" in text
+    assert "Learning is 90% of our runs' time: 12,800 updates at 1016 µs" in text
+    assert ">= 10x SBX: not shown: it did not solve within 30 s, only 2x ours" in text
     text = est_section.render(ctx)
     assert "vs practitioner" in text and "Median prediction error" in text
     assert "+6.9%" in text or "+14.5%" in text        # (14 - 13.1)/13.1 and (15 - 13.1)/13.1

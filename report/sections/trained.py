@@ -8,6 +8,8 @@ from typing import Dict, List, Optional
 
 from core.measure import quartiles
 from report.context import md_table
+from report.sections.trained_peers import (diagnostic_cells, diagnostic_note, fmt_s,
+                                           steps_text, targets)
 
 ORDER = 45
 CRITERION = ("mean return of the last 100 training episodes >= 475, confirmed by a greedy "
@@ -60,14 +62,6 @@ def last_return(r: dict):
     """Mean return of the last 100 training episodes (our rows and the peers' name it apart)."""
     v = r.get("final_mean_return", r.get("last100_mean"))
     return None if v is None or (isinstance(v, float) and math.isnan(v)) else v
-
-
-def fmt_s(x: Optional[float], budget=None) -> str:
-    if x is None:
-        return "-"
-    if math.isinf(x):
-        return f"> {budget:g} s" if budget else "not solved"
-    return f"{x:.3g} s" if x < 100 else f"{x:.0f} s"
 
 
 def label(key, rows) -> str:
@@ -154,6 +148,7 @@ def render(ctx):
     if missing:
         out += [f"Not run in these runs (no rows): {', '.join(missing)}.", ""]
     out += ratios(sums, g)
+    out += targets(sums, g, label)
     fig = figure(ctx, sums, g, order)
     if fig:
         out += [f"![Time to a trained agent]({fig})", ""]
@@ -234,43 +229,6 @@ def breakdown(g) -> List[str]:
             "*generate* is the time the learner waited for a batch):", "",
             md_table(["Run", "Round", "Generate", "Learn (U updates)", "Store", "Weights to the actor",
                       "Loop bookkeeping"], rows), ""]
-
-
-def diagnostic_cells(who: str, rows: List[dict]) -> tuple:
-    """A diagnostic peer's table row: its time to its own, adapted criterion, marked as such
-    (it is left out of every ratio and of the figure)."""
-    met = sorted(r["wall_s"] for r in rows if r.get("diagnostic_solved"))
-    t = "not comparable*"
-    if len(met) * 2 > len(rows):
-        q1, med, q3 = quartiles([r["wall_s"] if r.get("diagnostic_solved") else 1e300 for r in rows])
-        t += f": adapted criterion met in {fmt_s(med)} [{fmt_s(q1)}-{fmt_s(q3 if q3 < 1e299 else math.inf, rows[0].get('budget_s'))}]"
-    start = statistics.median(r.get("startup_s") or 0.0 for r in rows)
-    return (who, f"({len(met)}/{len(rows)})*", t, fmt_s(start), "-", steps_text(rows))
-
-
-def diagnostic_note(who: str, rows: List[dict]) -> str:
-    r0 = rows[0]
-    lengths = [r["last_epoch_mean_length"] for r in rows if r.get("last_epoch_mean_length") is not None]
-    evals = [r["eval_mean"] for r in rows if r.get("eval_mean") is not None]
-    crit = str(r0.get("criterion", "(not recorded)"))
-    crit = crit.split("; ", 1)[-1] if crit.startswith("adapted:") else crit
-    return (f"\\* {who} is a diagnostic row, not comparable with the others: its CartPole ends "
-            f"every episode at {r0.get('episode_cap', 200)} steps, so no training return can reach "
-            f"475. It is timed instead to an adapted criterion: {crit}"
-            + (f"; its last epochs' mean episode lengths were {min(lengths):.1f}-{max(lengths):.1f}" if lengths else "")
-            + (f", and its last greedy evaluations in Gymnasium's CartPole-v1 {min(evals):.1f}-{max(evals):.1f}" if evals else "")
-            + ". It is left out of the ratios and the figure.\n")
-
-
-def steps_text(rows) -> str:
-    r = [x for x in rows if x.get("solved")] or rows
-    if r and r[0].get("rounds") is not None:
-        return (f"{statistics.median(x['rounds'] for x in r):.0f} rounds, "
-                f"{statistics.median(x['updates'] for x in r):,.0f} updates")
-    if r and r[0].get("env_steps") is not None:
-        return (f"{statistics.median(x['env_steps'] for x in r):,.0f} env steps, "
-                f"{statistics.median(x.get('gradient_updates') or 0 for x in r):,.0f} updates")
-    return "-"
 
 
 def ratios(sums, g) -> List[str]:
