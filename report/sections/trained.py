@@ -286,8 +286,8 @@ def figure(ctx, sums, g, order) -> Optional[str]:
     ax.set_yticks(range(len(ks)), [label(k, g[k]).replace("`", "") for k in ks], fontsize=8)
     ax.invert_yaxis()
     ax.set_xscale("log")
-    ax.set_xlabel("seconds to a trained agent (log scale): dots solved seeds, x not solved at the "
-                  "budget, bar IQR, tick median")
+    ax.set_xlabel("seconds to a trained agent (log scale)\n"
+                  "dot: a solved seed; x: not solved within the budget; bar: IQR; tick: median")
     ax.set_title(f"Time to a trained agent ({ctx.machine_line})", fontsize=9)
     return ctx.savefig(fig, "time_to_trained")
 
