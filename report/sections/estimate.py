@@ -86,19 +86,20 @@ def curve_figure(ctx, tab, gens):
             break
         ys = est.speedup_curve(base["t_gen"], g["t_gen"], R, U, xs, overlap=False, t_round_fixed=tab["store_s"])
         ax.plot(xs * 1e6, ys, label=g["version"], color=plt.get_cmap("viridis")(i / max(1, len(pick) - 1)))
-    for r in tab["rows"]:
-        if "speedup_alt" in r and r["generator"] == pick[0]["version"]:
-            tu = (r["t_learn"] - tab["store_s"]) / U
-            ax.plot([tu * 1e6], [r["speedup_alt"]], "ko", ms=5)
-            ax.annotate(r["learner"], (tu * 1e6, r["speedup_alt"]), fontsize=7, xytext=(4, 4),
-                        textcoords="offset points")
+    pts = sorted(((r["t_learn"] - tab["store_s"]) / U * 1e6, r["speedup_alt"], r["learner"])
+                 for r in tab["rows"] if "speedup_alt" in r and r["generator"] == pick[0]["version"])
+    for j, (x, y, name) in enumerate(pts):      # neighbours' labels alternate above and below
+        ax.plot([x], [y], "ko", ms=5)
+        ax.annotate(name, (x, y), fontsize=7, xytext=(5, 5 if j % 2 == 0 else -11),
+                    textcoords="offset points")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("learner time per update (µs, log scale)")
     ax.set_ylabel("estimated speedup over the practitioner's loop (log scale)")
     ax.set_title(f"Each generator, as the learner gets faster (points: measured learners)\n"
                  f"({ctx.machine_line})", fontsize=9)
-    ax.legend(fontsize=7, ncol=2)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="generator",
+              title_fontsize=7)
     ax.grid(alpha=0.3, which="both")
     return ctx.savefig(fig, "e2e_speedup_vs_learner")
 

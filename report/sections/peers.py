@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Dict, List, Optional, Tuple
 
 from report.context import fmt_si, fmt_time, md_table
-from report.data import workers_cell
+from report.data import tps_iqr, workers_cell
 
 ORDER = 30
 SHAPES = ((20, 32), (4096, 32))
@@ -158,12 +158,17 @@ def _figure(ctx) -> Optional[str]:
     height = max(3.0, 0.28 * max(len(p) + len(r) for _, p, r in data) + 1.2)
     fig, axes = plt.subplots(1, len(data), figsize=(6.2 * len(data), height), squeeze=False)
     for ax, (policy, peers, rungs) in zip(axes[0], data):
-        items = [(f"{r['version']}", r["transitions_per_s"], "tab:blue") for r in rungs]
-        items += [(f"peer: {_peer_label(p)}", p["transitions_per_s"], "tab:orange") for p in peers]
+        items = [(f"{r['version']}", r["transitions_per_s"], "tab:blue", tps_iqr(r)) for r in rungs]
+        items += [(f"peer: {_peer_label(p)}", p["transitions_per_s"], "tab:orange", tps_iqr(p))
+                  for p in peers]
         items.sort(key=lambda x: x[1])
-        ax.barh([i[0] for i in items], [i[1] for i in items], color=[i[2] for i in items])
+        # whiskers: the IQR of each row's rate (none where a row has no samples)
+        err = [[max(0.0, v - q[0]) if q else 0.0 for _, v, _, q in items],
+               [max(0.0, q[1] - v) if q else 0.0 for _, v, _, q in items]]
+        ax.barh([i[0] for i in items], [i[1] for i in items], color=[i[2] for i in items],
+                xerr=err, capsize=2, error_kw={"elinewidth": 0.8})
         ax.set_xscale("log")
-        ax.set_xlabel("transitions per second (log)")
+        ax.set_xlabel("transitions per second (log scale; whiskers: IQR)")
         ax.set_title(f"N={n}, T={t}, {policy}")
         ax.tick_params(axis="y", labelsize=8)
     fig.suptitle("Rungs (blue) and peers (orange), best setting of each")
