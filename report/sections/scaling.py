@@ -57,7 +57,7 @@ def log_axes(ax, xlabel, title, legend_size):
     ax.set_ylabel("transitions / s")
     ax.set_title(title)
     ax.grid(alpha=0.3, which="both")
-    if ax.get_legend_handles_labels()[0]:
+    if legend_size and ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=legend_size)
 
 
@@ -95,6 +95,7 @@ def render(ctx):
     texts = []
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
     drew = False
+    color = {}                       # one colour per rung in both panels; one legend, outside
     for ax, p in zip(axes, ("random", "egreedy")):
         serial_ns = {}
         series = sweep_series(ctx, p, serial_ns)
@@ -103,9 +104,10 @@ def render(ctx):
             if len(pts) < 3:
                 continue
             drew = True
+            color.setdefault(v, f"C{len(color) % 10}")
             ax.plot([n for n, _ in pts], [t for _, t in pts], "o-" if not parallel.get(v) else "s--",
-                    label=v + (" (2 workers)" if parallel.get(v) else ""))
-        log_axes(ax, "N environments", f"{p}, T=32", 7)
+                    color=color[v], label=v + (" (2 workers)" if parallel.get(v) else ""))
+        log_axes(ax, "N environments", f"{p}, T=32", None)
         names = list(series)
         for v in sorted(series, key=version_key):
             if not parallel.get(v):
@@ -132,6 +134,12 @@ def render(ctx):
                              f"(crossover between N={ns[ns.index(n) - 1]} and N={n}).")
     if drew:
         fig.tight_layout()
+        labels = {}
+        for ax in axes:
+            for h, lab in zip(*ax.get_legend_handles_labels()):
+                labels.setdefault(lab, h)
+        fig.legend(list(labels.values()), list(labels), fontsize=7, loc="upper left",
+                   bbox_to_anchor=(1.0, 0.95))
         parts += ["### Throughput against N", "",
                   "Each rung at T=32 over N from 1 to 4096 (parallel rungs with 2 workers). "
                   "Where a parallel rung's line crosses the serial rung it parallelises "
