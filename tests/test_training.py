@@ -185,6 +185,8 @@ def test_report_sections_render_from_e2e_rows(tmp_path):
     # targets: 150 s / 15 s = 10x < 40x; SBX unsolved at 30 s is only 2x, so not shown
     assert ">= 40x CleanRL: **not met** (10.0x). It needs our median at 3.75 s or less" in text
     assert "Learning is 90% of our runs' time: 12,800 updates at 1016 µs" in text
+    # (3.75 s needed - 1.5 s median outside learning) / 12,800 updates
+    assert "the rest of a run (1.5 s) unchanged, each update would have to take 176 µs" in text
     assert ">= 10x SBX: not shown: it did not solve within 30 s, only 2x ours" in text
     text = est_section.render(ctx)
     assert "vs practitioner" in text and "Median prediction error" in text

@@ -1,6 +1,6 @@
 """What every training peer shares: the solved criterion, the budget, the greedy check.
 
-One criterion for every row, the study's own (training/episodes.py, training/loop.py):
+One criterion for every row, the study's own (training/loop.py, core/evaluate.py):
 
 * the mean return of the last `window` (100) *training* episodes is >= `threshold` (475),
   taken from the episode statistics the peer's library records itself (SB3's Monitor,

@@ -6,10 +6,9 @@ import statistics
 from collections import defaultdict
 from typing import Dict, List, Optional
 
-from core.measure import quartiles
 from report.context import md_table
 from report.sections.trained_peers import (diagnostic_cells, diagnostic_note, fmt_s,
-                                           steps_text, targets)
+                                           inf_quartiles, steps_text, targets)
 
 ORDER = 45
 CRITERION = ("mean return of the last 100 training episodes >= 475, confirmed by a greedy "
@@ -45,11 +44,7 @@ def summary(rows: List[dict]) -> dict:
            "skipped": [r for r in rows if r.get("skipped") or r.get("error")
                        or r.get("status") == "diagnostic"]}
     if times:
-        # an unsolved seed is +inf; interpolating quartiles over inf gives nan, so a huge
-        # finite stand-in is used and anything beyond it read back as "not solved"
-        big = 1e300
-        q1, med, q3 = (math.inf if q >= big / 1e6 else q
-                       for q in quartiles([min(t, big) for t in times]))
+        q1, med, q3 = inf_quartiles(times)
         out.update(median=med, q1=q1, q3=q3)
         out["startup"] = statistics.median(r.get("startup_s", 0.0) or 0.0 for r in done)
         rets = [last_return(r) for r in done if last_return(r) is not None]
