@@ -1,6 +1,7 @@
 """Find the rungs (versions/) and the learner rungs (learners/): nothing lists them by hand.
 
-A folder `versions/vK[letter]_name/` with a `version.py` that defines RUNG is a rung; a
+A workload is a folder `versions/<workload>/` with a WORKLOAD.md (its contract); a folder
+`versions/<workload>/vK[letter]_name/` with a `version.py` that defines RUNG is a rung; a
 folder `learners/lK[letter]_name/` with a `learner.py` that defines LEARNER is a learner.
 They are plugins: this module imports them by name at run time and never names one.
 A folder that fails to import or declares an invalid rung is still listed, with the
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+from dataclasses import replace
 from pathlib import Path
 from typing import List, Optional
 
@@ -18,12 +20,14 @@ from . import rung as _rung
 from .errors import StudyError
 from .learner import Learner
 from .rung import ROOT, Rung
+from .workload import Workload
 
 VERSIONS_DIR = ROOT / "versions"
 LEARNERS_DIR = ROOT / "learners"
+DEFAULT_WORKLOAD = "cartpole"
 
 
-def _find(directory: Path, package: str, module: str, attr: str, cls, name_re, broken):
+def _find(directory: Path, package: str, module: str, attr: str, cls, name_re, broken, **fill):
     found = []
     if not directory.is_dir():
         return found
@@ -36,17 +40,46 @@ def _find(directory: Path, package: str, module: str, attr: str, cls, name_re, b
             if not isinstance(decl, cls):
                 found.append(broken(d.name, d, f"{module}.py does not define {attr} = {cls.__name__}(...)"))
                 continue
-            decl = decl.named(d.name, d)
+            decl = decl.named(d.name, d, **fill)
             err = decl.check()
-            found.append(broken(d.name, d, err) if err else decl)
+            found.append(broken(d.name, d, err, **fill) if err else decl)
         except Exception as e:            # a broken folder is listed with its reason
-            found.append(broken(d.name, d, f"import failed: {type(e).__name__}: {e}"))
+            found.append(broken(d.name, d, f"import failed: {type(e).__name__}: {e}", **fill))
     return sorted(found, key=lambda x: x.sort_key())
 
 
-def rungs(versions_dir: Path = VERSIONS_DIR) -> List[Rung]:
-    """Every rung folder, in ladder order (broken ones included, with .error set)."""
-    return _find(versions_dir, "versions", "version", "RUNG", Rung, _rung.NAME_RE, _rung.broken)
+def workloads(versions_dir: Path = VERSIONS_DIR) -> List[str]:
+    """Every workload: a folder of versions/ holding its contract, WORKLOAD.md."""
+    if not versions_dir.is_dir():
+        return []
+    return sorted(d.name for d in versions_dir.iterdir()
+                  if d.is_dir() and (d / "WORKLOAD.md").exists())
+
+
+def workload(name: str = DEFAULT_WORKLOAD, versions_dir: Path = VERSIONS_DIR) -> Workload:
+    """The declaration of a workload (versions/<name>/workload.py's WORKLOAD)."""
+    check_workload(name)
+    try:
+        decl = getattr(importlib.import_module(f"versions.{name}.workload"), "WORKLOAD", None)
+    except Exception as e:
+        raise StudyError(f"versions/{name}/workload.py does not import: {type(e).__name__}: {e}")
+    if not isinstance(decl, Workload):
+        raise StudyError(f"versions/{name}/workload.py does not define WORKLOAD = Workload(...)")
+    return replace(decl, name=name, path=versions_dir / name)
+
+
+def check_workload(workload: str) -> str:
+    """The workload's name, or StudyError naming the known ones."""
+    known = workloads()
+    if workload not in known:
+        raise StudyError(f"unknown workload '{workload}'; known workloads: {', '.join(known) or 'none'}")
+    return workload
+
+
+def rungs(workload: str = DEFAULT_WORKLOAD, versions_dir: Path = VERSIONS_DIR) -> List[Rung]:
+    """Every rung folder of a workload, in ladder order (broken ones included, with .error set)."""
+    return _find(versions_dir / workload, f"versions.{workload}", "version", "RUNG", Rung,
+                 _rung.NAME_RE, _rung.broken, workload=workload)
 
 
 def learners(learners_dir: Path = LEARNERS_DIR) -> List[Learner]:
@@ -55,24 +88,25 @@ def learners(learners_dir: Path = LEARNERS_DIR) -> List[Learner]:
                  _learner.broken)
 
 
-def _get(items, name: str, what: str, plural: str):
+def _get(items, name: str, what: str, plural: str, where: str = ""):
     for x in items:
         if x.name == name or x.name.split("_")[0] == name:
             return x
     known = ", ".join(x.name for x in items) or "none"
-    raise StudyError(f"unknown {what} '{name}'; known {plural}: {known}")
+    raise StudyError(f"unknown {what} '{name}'{where}; known {plural}: {known}")
 
 
-def get_rung(name: str) -> Rung:
-    return _get(rungs(), name, "version", "versions")
+def get_rung(name: str, workload: str = DEFAULT_WORKLOAD) -> Rung:
+    return _get(rungs(check_workload(workload)), name, "version", "versions",
+                f" of the {workload} workload")
 
 
 def get_learner(name: str) -> Learner:
     return _get(learners(), name, "learner", "learners")
 
 
-def runnable_rung(name: str) -> Rung:
-    r = get_rung(name)
+def runnable_rung(name: str, workload: str = DEFAULT_WORKLOAD) -> Rung:
+    r = get_rung(name, workload)
     why = r.unavailable_reason()
     if why:
         raise StudyError(f"{r.name} cannot run here: {why}")
@@ -95,9 +129,9 @@ def _one(items, flag: str, what: str):
     return marked[0]
 
 
-def baseline_rung(items: Optional[List[Rung]] = None) -> Rung:
+def baseline_rung(items: Optional[List[Rung]] = None, workload: str = DEFAULT_WORKLOAD) -> Rung:
     """The rung with baseline=True (speedups are over it; verification compares with it)."""
-    return _one(items if items is not None else rungs(), "baseline", "rung")
+    return _one(items if items is not None else rungs(workload), "baseline", "rung")
 
 
 def reference_learner(items: Optional[List[Learner]] = None) -> Learner:
@@ -106,5 +140,5 @@ def reference_learner(items: Optional[List[Learner]] = None) -> Learner:
 
 
 @functools.lru_cache(None)
-def baseline_name() -> str:
-    return baseline_rung().name
+def baseline_name(workload: str = DEFAULT_WORKLOAD) -> str:
+    return baseline_rung(workload=workload).name

@@ -1,8 +1,10 @@
 """Provenance: what machine, what software, what commit a measurement came from.
 
-machine_id() names the machine as results/ does (asv-style): the CPU model, the cores and
-the memory, e.g. "amd-epyc-2c-23g". Rows of different machines never mix: each machine
-has its own folder results/<machine_id>/.
+machine_id() names the machine as results/ does (asv-style): the CPU model, the cores, the
+memory and the widest vector instruction set, e.g. "amd-epyc-2c-24g-avx2". Rows of
+different machines never mix: each machine has its own folder results/<machine_id>/. The
+instruction set is part of the name because two machines with the same CPU name can differ
+in it (a 2-core AMD EPYC with AVX-512 runs the learner 2.3x faster than one without).
 """
 from __future__ import annotations
 
@@ -80,15 +82,26 @@ def git_state() -> dict:
 GENERATED_PATHS = ("results", "report/REPORT.md", "report/figures", "README.md")
 
 
+def isa_level(m: dict = None) -> str:
+    """The widest vector instruction set the native code can use here: the level every
+    compiled rung and learner picks at run time ("avx512", "avx2" or "portable")."""
+    simd = set((m or machine()).get("simd") or ())
+    if {"avx512f", "avx512bw", "avx512vl"} <= simd:
+        return "avx512"
+    if {"avx2", "fma"} <= simd:
+        return "avx2"
+    return "portable"
+
+
 def machine_id(m: dict = None) -> str:
-    """A stable folder name for a machine: CPU model, cores, memory (GiB, rounded)."""
+    """A stable folder name for a machine: CPU model, cores, memory (GiB, rounded), ISA level."""
     import re
     m = m or machine()
     cpu = (m.get("cpu") or "unknown-cpu").lower()
     cpu = re.sub(r"\((r|tm)\)|\bcpu\b|@.*$", " ", cpu)
     slug = re.sub(r"[^a-z0-9]+", "-", cpu).strip("-") or "unknown-cpu"
     mem = m.get("memory_gib")
-    return f"{slug}-{m.get('cores') or 0}c-{int(round(mem)) if mem else 0}g"
+    return f"{slug}-{m.get('cores') or 0}c-{int(round(mem)) if mem else 0}g-{isa_level(m)}"
 
 
 def describe(m: dict = None) -> str:

@@ -19,6 +19,7 @@ the file and line.
 from __future__ import annotations
 
 import contextlib
+import datetime
 import errno
 import fcntl
 import hashlib
@@ -26,6 +27,7 @@ import json
 import math
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -264,8 +266,27 @@ def _warn(p: Path, line: int, why: str) -> None:
         print(f"warning: {p}:{line}: row skipped ({why})", file=sys.stderr)
 
 
+def _newest_row_time(d: Path) -> float:
+    """The latest time recorded in a machine folder's full-run rows (epoch seconds; 0 if
+    none). Rows say when they were measured; file times do not (a clone's are arbitrary)."""
+    newest = 0.0
+    for f in d.glob("*.jsonl"):
+        try:
+            lines = f.read_text(errors="replace").splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            try:
+                t = json.loads(line).get("time")
+                newest = max(newest, datetime.datetime.strptime(t, "%Y-%m-%dT%H:%M:%S%z").timestamp())
+            except (ValueError, TypeError, AttributeError):
+                continue
+    return newest
+
+
 def machines(directory: Optional[Path] = None) -> List[dict]:
-    """The machines that have rows: [{"id", "description", "newest"}], newest first."""
+    """The machines that have rows: [{"id", "description", "newest"}], the one with the most
+    recently measured row first (ties by id, so the order never depends on the checkout)."""
     out = []
     base = Path(directory or root())
     if not base.is_dir():
@@ -279,21 +300,33 @@ def machines(directory: Optional[Path] = None) -> List[dict]:
             desc = {"id": d.name}
         if not isinstance(desc, dict):
             desc = {"id": d.name}
-        newest = max((f.stat().st_mtime for f in d.glob("*.jsonl")), default=0.0)
-        out.append({"id": d.name, "description": desc, "newest": newest})
-    return sorted(out, key=lambda m: -m["newest"])
+        out.append({"id": d.name, "description": desc, "newest": _newest_row_time(d)})
+    return sorted(out, key=lambda m: (-m["newest"], m["id"]))
 
 
 CODE_SUFFIXES = (".py", ".cpp", ".hpp", ".h", ".c", ".cmake", ".sh", ".txt", ".toml")
 
 
+def _tracked(rel: str, root_dir: Path) -> Optional[List[Path]]:
+    """The files git tracks under rel (build outputs and other untracked files are not the
+    code a row measured), or None outside a git checkout."""
+    try:
+        out = subprocess.run(["git", "ls-files", "-z", "--", rel], cwd=root_dir, timeout=30,
+                             capture_output=True, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return sorted(root_dir / f for f in out.decode().split("\0") if f)
+
+
 def source_hash(paths: Iterable[str], root_dir: Path = ROOT) -> str:
-    """sha256 (first 12 hex) over the code files under the given repository-relative paths
-    (prose such as NOTES.md is left out: editing it does not make a row stale)."""
+    """sha256 (first 12 hex) over the tracked code files under the given repository-relative
+    paths (prose such as NOTES.md is left out: editing it does not make a row stale)."""
     h = hashlib.sha256()
     for rel in sorted(set(paths)):
         p = root_dir / rel
-        files = sorted(f for f in p.rglob("*") if f.is_file()) if p.is_dir() else [p] if p.is_file() else []
+        files = _tracked(rel, root_dir)
+        if files is None:
+            files = sorted(f for f in p.rglob("*") if f.is_file()) if p.is_dir() else [p] if p.is_file() else []
         for f in files:
             if "__pycache__" in f.parts or not (f.suffix in CODE_SUFFIXES or f.name == "CMakeLists.txt"):
                 continue

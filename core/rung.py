@@ -1,6 +1,6 @@
 """Rung: the typed declaration of one rung of the generation ladder.
 
-A rung is a folder `versions/vK[letter]_name/` whose `version.py` defines
+A rung is a folder `versions/<workload>/vK[letter]_name/` whose `version.py` defines
 
     RUNG = Rung(number="4", title="C++", summary="...", make_generator=...)
 
@@ -21,7 +21,7 @@ PARALLEL_KINDS = ("workers", "threads", "ranks")
 NAME_RE = re.compile(r"^v(\d+)([a-z]?)_[a-z0-9_]+$")
 ROOT = Path(__file__).resolve().parent.parent
 # Code every rung's generator depends on: a change here makes every rung's rows stale.
-COMMON_SOURCES = ("core/api.py", "core/rng.py", "core/spec.py", "versions/common/cartpole.py")
+COMMON_SOURCES = ("core/api.py", "core/rng.py", "core/spec.py", "versions/cartpole/common/cartpole.py")
 
 
 def _always_available() -> Optional[str]:
@@ -51,8 +51,8 @@ class Part:
     def sort_key(self):
         return number_key(self.number, self.name)
 
-    def named(self, name: str, path: Path):
-        return replace(self, name=name, path=path)
+    def named(self, name: str, path: Path, **fill):
+        return replace(self, name=name, path=path, **fill)
 
     def check_common(self, make) -> Optional[str]:
         m = self.NAME_RE.match(self.name)
@@ -99,17 +99,22 @@ class Rung(Part):
     build_info: Optional[Callable[[], dict]] = None
     """Compiler, flags and instruction sets of a compiled rung, for the rows' provenance."""
     make_stepper: Optional[Callable[..., Any]] = None
-    """RungVectorEnv's stepper (versions/common/vector_env.py): make_stepper(n_envs, workers=1)."""
+    """RungVectorEnv's stepper (versions/cartpole/common/vector_env.py): make_stepper(n_envs, workers=1)."""
     micro_step: Optional[Callable[[int], Callable[[], None]]] = None
     """micro_step(n) -> a callable doing one environment step of n environments (micro-benchmarks)."""
     micro_forward: Optional[Callable[[int], Callable[[], None]]] = None
     """micro_forward(n) -> a callable doing one Q-network forward pass for n observations."""
+    perft: Optional[Callable[[str, int], int]] = None
+    """A chess rung's own move generator: perft(fen, depth) -> the number of leaf positions
+    (`harness perft`, checked against the published counts)."""
     name: str = ""
     """Filled by discovery: the folder name, e.g. "v4_cpp"."""
     path: Optional[Path] = field(default=None, compare=False)
     """Filled by discovery: the folder."""
     error: Optional[str] = None
     """Filled by discovery when the folder is broken (import failed, declaration invalid)."""
+    workload: str = "cartpole"
+    """Filled by discovery: the workload folder the rung belongs to (versions/<workload>/)."""
 
     COMMON_SOURCES = COMMON_SOURCES
     ATTR = "RUNG"
@@ -143,9 +148,9 @@ def number_key(number: str, name: str = ""):
     return (int(m.group(1)), m.group(2), name) if m else (10 ** 9, str(number), name)
 
 
-def broken(name: str, path: Path, error: str) -> Rung:
+def broken(name: str, path: Path, error: str, **fill) -> Rung:
     """The stand-in for a rung folder that cannot be used (listed with its error)."""
     m = NAME_RE.match(name)
     number = (m.group(1) + m.group(2)) if m else name
     return Rung(number=number, title=name, summary="", make_generator=None,  # type: ignore[arg-type]
-                name=name, path=path, error=error)
+                name=name, path=path, error=error, **fill)

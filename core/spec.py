@@ -30,11 +30,14 @@ CARTPOLE = EnvSpec("CartPole-v1", obs_dim=4, n_actions=2, max_episode_steps=500,
 
 @dataclass(frozen=True)
 class BatchSpec:
-    """The arrays of one batch of T steps of N environments, time-major (WORKLOAD.md)."""
+    """The arrays of one batch of T steps of N environments, time-major (a workload's
+    WORKLOAD.md): (name, per-transition shape, dtype) each. Without `arrays`, CartPole's six."""
     env: EnvSpec
-    arrays: Tuple[Tuple[str, Tuple[int, ...], str], ...] = field(init=False)
+    arrays: Tuple[Tuple[str, Tuple[int, ...], str], ...] = ()
 
     def __post_init__(self):
+        if self.arrays:
+            return
         d = self.env.obs_dim
         object.__setattr__(self, "arrays", (
             ("obs", (d,), "float32"), ("action", (), "int64"), ("reward", (), "float32"),

@@ -180,7 +180,7 @@ def main(argv=None) -> int:
     rb = Replay(args.buffer_size, int(np.prod(envs.single_observation_space.shape)))
     steps = transitions_to(args)
     if args.collect:
-        from versions.common.vector_env import RungVectorEnv, weights_from_torch
+        from versions.cartpole.common.vector_env import RungVectorEnv, weights_from_torch
         envs.close()
         envs = RungVectorEnv(args.num_envs, seed=args.seed, version=args.version, policy="egreedy")
 

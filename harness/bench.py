@@ -44,7 +44,9 @@ class Config:
 
 
 def register(sub):
+    from .commands import add_workload_arg
     p = sub.add_parser("bench", help="verify, then time versions; writes results/")
+    add_workload_arg(p)
     p.add_argument("--version", action="append", help="version (repeatable); default all")
     p.add_argument("--envs", type=positive_int("--envs", 1 << 28), action="append", help="N (repeatable)")
     p.add_argument("--steps", type=positive_int("--steps", 1 << 28), help="T (default 32)")
@@ -61,6 +63,7 @@ def register(sub):
     p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser("measure", help="(internal) time one configuration, print one JSON row")
+    add_workload_arg(p)
     p.add_argument("--version", required=True)
     p.add_argument("--policy", choices=POLICIES, required=True)
     p.add_argument("--envs", type=positive_int("--envs", 1 << 28), required=True)
@@ -96,11 +99,19 @@ def thread_env(version: Rung, workers: int) -> dict:
     return env
 
 
+def sweep_of(args) -> List[int]:
+    """The N of the throughput-against-N sweep: the workload's own, or the default."""
+    if args.no_sweep or args.envs:
+        return []
+    own = discover.workload(args.workload).sweep_n
+    return list(own if own else QUICK_SWEEP_N if args.quick else SWEEP_N)
+
+
 def plan(versions: List[Rung], args) -> List[Config]:
     steps = args.steps or 32
     policies = args.policy or list(POLICIES)
     shapes = [(n, steps) for n in args.envs] if args.envs else [(n, steps) for n, _ in DEFAULT_SHAPES]
-    sweep = [] if (args.no_sweep or args.envs) else (QUICK_SWEEP_N if args.quick else SWEEP_N)
+    sweep = sweep_of(args)
     configs = []
     for v in versions:
         if v.parallel:
@@ -138,7 +149,8 @@ def check_plan(versions: List[Rung], args) -> None:
                 raise StudyError(f"--workers {w} exceeds what every selected rung accepts ({limits})")
     steps = args.steps or 32
     ladder = set(args.envs or [n for n, _ in DEFAULT_SHAPES])
-    shapes = ladder | set(SWEEP_N if not (args.no_sweep or args.envs) else [])
+    shapes = ladder | set(sweep_of(args))
+    batch_bytes = discover.workload(args.workload).batch.bytes_per_transition
     for v in versions:
         for n in sorted(shapes):
             if n in ladder and v.parallel == "workers" and args.workers:
@@ -147,11 +159,11 @@ def check_plan(versions: List[Rung], args) -> None:
                         check_workers(v, w, n)
             w = max(args.workers or [1]) if v.parallel else 1
             check_generate_size(n, steps, rung=v.name, workers=min(w, v.workers_limit()),
-                                what=f"{v.name} at N={n} x T={steps}")
+                                what=f"{v.name} at N={n} x T={steps}", batch_bytes=batch_bytes)
 
 
 def run_one(v: Rung, c: Config, budget: float) -> dict:
-    cmd = [sys.executable, "-m", "harness", "measure", "--version", c.version,
+    cmd = [sys.executable, "-m", "harness", "measure", "--workload", v.workload, "--version", c.version,
            "--policy", c.policy, "--envs", str(c.n_envs), "--steps", str(c.steps),
            "--workers", str(c.workers), "--budget", str(budget)]
     try:
@@ -169,10 +181,11 @@ def run_one(v: Rung, c: Config, budget: float) -> dict:
 def cmd_measure(args):
     from core.api import GenConfig
     from .commands import check_workers
-    v = discover.runnable_rung(args.version)
+    v = discover.runnable_rung(args.version, args.workload)
     check_workers(v, args.workers, args.envs)
     check_generate_size(args.envs, args.steps, rung=v.name, workers=args.workers,
-                        what=f"{v.name} at N={args.envs} x T={args.steps}")
+                        what=f"{v.name} at N={args.envs} x T={args.steps}",
+                        batch_bytes=discover.workload(args.workload).batch.bytes_per_transition)
     cfg = GenConfig(n_envs=args.envs, seed=args.seed, policy=args.policy, workers=args.workers)
     from core.measure import time_generator
     row = time_generator(lambda: v.make_generator(cfg), args.envs, args.steps,
@@ -201,8 +214,9 @@ def bench_stages():
 
 
 def cmd_bench(args):
-    from .verify import Verifier
-    versions = [discover.get_rung(n) for n in args.version] if args.version else discover.rungs()
+    from .verify import verifier_for
+    versions = ([discover.get_rung(n, args.workload) for n in args.version] if args.version
+                else discover.rungs(args.workload))
     stages = {name for _, name, _, _ in bench_stages()}
     wanted = None if args.stages == "all" else set() if args.stages == "none" else set(args.stages.split(","))
     if wanted and not wanted <= stages:
@@ -222,13 +236,13 @@ def cmd_bench(args):
 
     # 1. verify: a version that does not verify gets no number
     prog = Progress("verify", total=len(versions))
-    verifier = Verifier(progress=prog.note)
+    verifier = verifier_for(args.workload, progress=prog.note)
     runnable = []
     for v in versions:
         why = v.unavailable_reason()
         if why:
-            results.append("verification", {"version": v.name, "status": "skipped", "reason": why},
-                           quick=quick)
+            results.append("verification", {"version": v.name, "workload": v.workload,
+                                            "status": "skipped", "reason": why}, quick=quick)
             prog.step(f"{v.name}: skipped ({why})")
             continue
         try:
@@ -240,14 +254,15 @@ def cmd_bench(args):
         if bad:
             detail = detail if outcomes is None else "; ".join(
                 f"[{o.check}] {o.case}: {o.detail}" for o in bad[:3])
-            results.append("verification", {"version": v.name, "status": "failed", "reason": detail},
-                           quick=quick)
+            results.append("verification", {"version": v.name, "workload": v.workload,
+                                            "status": "failed", "reason": detail}, quick=quick)
             failures += 1
             prog.step(f"{v.name}: FAILED verification")
             print(f"\n{v.name}: FAILED verification, not timed: {detail}", file=sys.stderr)
         else:
-            results.append("verification", {"version": v.name, "status": "passed",
-                                             "checks": len(outcomes)}, quick=quick)
+            results.append("verification", {"version": v.name, "workload": v.workload,
+                                            "status": "passed", "checks": len(outcomes)},
+                           quick=quick)
             prog.step(f"{v.name}: passed {len(outcomes)} checks")
             runnable.append(v)
     prog.clear()
@@ -268,7 +283,7 @@ def cmd_bench(args):
                   file=sys.stderr)
             prog.step()
             continue
-        row = {"version": v.name, "number": v.number, "title": v.title,
+        row = {"version": v.name, "workload": v.workload, "number": v.number, "title": v.title,
                "parallel": v.parallel, "serial_base": v.serial_base, "baseline": v.baseline,
                "sources": list(v.source_paths()),
                "source_hash": results.source_hash(v.source_paths()),
@@ -285,8 +300,9 @@ def cmd_bench(args):
           file=sys.stderr)
     failures += timing_failures
 
-    # 3. the extra stages
-    if args.stages != "none" and not args.version and not args.envs:
+    # 3. the extra stages (CartPole's: the learners, peers, ceilings and MPI stages measure it)
+    if (args.stages != "none" and not args.version and not args.envs
+            and args.workload == discover.DEFAULT_WORKLOAD):
         for order, name, title, fn in bench_stages():
             if wanted is not None and name not in wanted:
                 continue

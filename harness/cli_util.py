@@ -172,11 +172,11 @@ def _model(rung: Optional[str]):
 
 
 def generate_peak_bytes(n_envs: int, steps: int, calls: int = 1, rung: Optional[str] = None,
-                        workers: int = 1) -> int:
+                        workers: int = 1, batch_bytes: int = BATCH.bytes_per_transition) -> int:
     """Peak memory of `generate` (see BASE_BYTES above): base + one batch x (the rung's
     own batches + 2 x calls), and the processes of its own for each worker or rank."""
     base, own = _model(rung)
-    per = n_envs * steps * BATCH.bytes_per_transition
+    per = n_envs * steps * batch_bytes
     key = next((k for k in WORKER_BYTES if rung and (rung == k or rung.startswith(k + "_"))), None)
     threads = rung is not None and any(rung == k or rung.startswith(k + "_") for k in THREAD_RUNGS)
     each = WORKER_BYTES[key] if key else (0 if threads else WORKER_BYTES["default"])
@@ -184,11 +184,12 @@ def generate_peak_bytes(n_envs: int, steps: int, calls: int = 1, rung: Optional[
 
 
 def check_generate_size(n_envs: int, steps: int, calls: int = 1, rung: Optional[str] = None,
-                        what: str = "", workers: int = 1) -> None:
+                        what: str = "", workers: int = 1,
+                        batch_bytes: int = BATCH.bytes_per_transition) -> None:
     if n_envs * steps > MAX_TRANSITIONS:
         raise StudyError(f"--envs x --steps = {n_envs * steps:,} transitions per call; at most "
                          f"{MAX_TRANSITIONS:,}")
-    check_memory(generate_peak_bytes(n_envs, steps, calls, rung, workers),
+    check_memory(generate_peak_bytes(n_envs, steps, calls, rung, workers, batch_bytes),
                  what or f"N={n_envs} x T={steps} x calls={calls}")
 
 
@@ -258,20 +259,31 @@ def _path_text(path, what: str) -> str:
     return path
 
 
+def workload_name(text: str) -> str:
+    """--workload: a folder of versions/ with a WORKLOAD.md (core.discover.check_workload)."""
+    from core.discover import check_workload
+    try:
+        _path_text(text, "--workload")
+        return check_workload(text)
+    except StudyError as e:
+        raise argparse.ArgumentTypeError(str(e))
+
+
 def out_path(path: str, suffix: str, what: str = "--out"):
-    """A writable output path with the given suffix (added if missing); StudyError otherwise.
-    An existing file is fine (it is replaced atomically); a folder, a missing or unwritable
-    folder, or a name the file system cannot hold is refused before any work starts."""
+    """The writable output file named, exactly; StudyError otherwise. An existing file is
+    fine (it is replaced atomically); a name without the suffix, a folder, a missing or
+    unwritable folder, or a name the file system cannot hold is refused before any work
+    starts (nothing is written under another name than the one given)."""
     from pathlib import Path
     _path_text(path, what)
-    if path.endswith(("/", os.sep)):
-        raise StudyError(f"{what} {_shown(path)} names a folder; give a file name")
     out = Path(path)
-    if out.suffix != suffix:
-        out = out.with_name(out.name + suffix)
     if len(out.name.encode(errors="surrogateescape")) > NAME_MAX - 24:
         raise StudyError(f"{what}: the file name is too long ({len(out.name)} characters; at most "
                          f"{NAME_MAX - 24})")
+    if path.endswith(("/", os.sep)) or out.is_dir():
+        raise StudyError(f"{what} {_shown(path)} names a folder; give a file name ending in {suffix}")
+    if out.suffix != suffix:
+        raise StudyError(f"{what} {_shown(path)} must end in {suffix}")
     if out.exists() and out.is_dir():
         raise StudyError(f"{what} {_shown(path)} is a folder; give a file name")
     if out.exists() and not out.is_file():

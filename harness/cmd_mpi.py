@@ -56,7 +56,7 @@ def _v6():
 
 def measure_gather(quick: bool, progress=None):
     """Rows from `mpirun -n 2 v6_mpi_rank --bench-gather`."""
-    from versions.v6_mpi import launcher
+    from versions.cartpole.v6_mpi import launcher
     from core.procutil import new_name, shm_dir, tmp_dir
     tmp = str(tmp_dir() / new_name("v6bench"))            # owner-tagged: swept if we are killed
     shm = str((shm_dir() or tmp_dir()) / new_name("v6bench"))

@@ -1,5 +1,5 @@
 """Built-in commands: list, verify, verify-learners, generate, learn, new, report
-(bench, measure and microbench register themselves from their modules)."""
+(bench and measure register from harness/bench.py, the cmd_*.py modules by themselves)."""
 from __future__ import annotations
 
 import os
@@ -14,7 +14,7 @@ from core.api import POLICIES, WEIGHT_KEYS, GenConfig, StudyError, check_weights
 from core.learner import LearnConfig
 
 from .cli_util import (check_generate_size, epsilon_float, in_file, out_path, positive_int,
-                       seed_int)
+                       seed_int, workload_name)
 from .progress import Progress
 
 
@@ -22,7 +22,8 @@ def register(sub):
     p = sub.add_parser("list", help="every discovered rung and learner, and whether it can run here")
     p.set_defaults(func=cmd_list)
 
-    p = sub.add_parser("verify", help="WORKLOAD.md's checks of the rungs against Gymnasium and the baseline")
+    p = sub.add_parser("verify", help="a workload's checks of its rungs (versions/<workload>/WORKLOAD.md)")
+    add_workload_arg(p)
     p.add_argument("--version", action="append", help="rung name (repeatable); default all")
     p.set_defaults(func=cmd_verify)
 
@@ -49,9 +50,8 @@ def register(sub):
     p.add_argument("name", help="folder name: v9_mine (a rung) or l9_mine (a learner)")
     p.set_defaults(func=cmd_new_lazy)
 
-    from . import bench, microbench
+    from . import bench
     bench.register(sub)
-    microbench.register(sub)
     p = sub.add_parser("report", help="render report/REPORT.md and figures from results/ alone")
     p.add_argument("--machine", help="machine id (a folder of results/); default: the newest")
     p.add_argument("--quick", action="store_true",
@@ -61,7 +61,14 @@ def register(sub):
     p.set_defaults(func=cmd_report)
 
 
+def add_workload_arg(p):
+    p.add_argument("--workload", type=workload_name, default=discover.DEFAULT_WORKLOAD,
+                   help=f"a folder of versions/: {', '.join(discover.workloads())} "
+                        f"(default {discover.DEFAULT_WORKLOAD})")
+
+
 def add_generator_args(p, version_required=True):
+    add_workload_arg(p)
     p.add_argument("--version", required=version_required, help="rung name, e.g. v4_cpp")
     p.add_argument("--envs", type=positive_int("--envs", 1 << 28), default=20, help="N environments")
     p.add_argument("--steps", type=positive_int("--steps", 1 << 28), default=32, help="T steps per call")
@@ -77,7 +84,7 @@ def add_generator_args(p, version_required=True):
 MAX_HIDDEN = 4096                   # as LearnConfig's hidden: a larger network is a typo
 
 
-def load_weights(path, what: str = "--weights"):
+def load_weights(path, what: str = "--weights", check=None):
     """The six arrays of a weights .npz, validated (core.api.check_weights) before any
     work: every member's .npy header is read first, so an object array (a pickle), a
     zip that is not an .npz or an array too large to be a Q-network is refused without
@@ -118,7 +125,7 @@ def load_weights(path, what: str = "--weights"):
         raise
     except Exception as e:
         raise StudyError(f"{what}: '{path}' is not a readable .npz ({type(e).__name__})")
-    w = check_weights(data)
+    w = (check or check_weights)(data)
     if w["w1"].shape[0] > MAX_HIDDEN:
         raise StudyError(f"{what}: hidden size {w['w1'].shape[0]}; at most {MAX_HIDDEN}")
     return w
@@ -136,13 +143,14 @@ def check_workers(rung, workers, n_envs=None):
 
 
 def cmd_list(args):
-    print("rungs (versions/):")
-    for v in discover.rungs():
-        why = v.unavailable_reason()
-        state = "ok" if why is None else f"unavailable: {why}"
-        par = f" [{v.parallel}]" if v.parallel else ""
-        base = " (baseline)" if v.baseline else ""
-        print(f"  {v.name:22s} {v.title + base:32s}{par:10s} {state}")
+    for w in discover.workloads():
+        print(f"rungs of the {w} workload (versions/{w}/):")
+        for v in discover.rungs(w):
+            why = v.unavailable_reason()
+            state = "ok" if why is None else f"unavailable: {why}"
+            par = f" [{v.parallel}]" if v.parallel else ""
+            base = " (baseline)" if v.baseline else ""
+            print(f"  {v.name:22s} {v.title + base:32s}{par:10s} {state}")
     print("learners (learners/):")
     for lr in discover.learners():
         why = lr.unavailable_reason()
@@ -152,10 +160,11 @@ def cmd_list(args):
 
 
 def cmd_verify(args):
-    from .verify import Verifier
-    versions = [discover.get_rung(n) for n in args.version] if args.version else discover.rungs()
+    from .verify import verifier_for
+    versions = ([discover.get_rung(n, args.workload) for n in args.version] if args.version
+                else discover.rungs(args.workload))
     prog = Progress("verify")
-    verifier = Verifier(progress=prog.note)
+    verifier = verifier_for(args.workload, progress=prog.note)
     failed = 0
     for v in versions:
         why = v.unavailable_reason()
@@ -224,10 +233,12 @@ def _write_npz(out: Path, arrays: dict) -> None:
 
 
 def cmd_generate(args):
-    v = discover.runnable_rung(args.version)
+    v = discover.runnable_rung(args.version, args.workload)
+    w = discover.workload(args.workload)
     check_workers(v, args.workers, args.envs)
-    check_generate_size(args.envs, args.steps, args.calls, rung=v.name, workers=args.workers)
-    weights = load_weights(args.weights)
+    check_generate_size(args.envs, args.steps, args.calls, rung=v.name, workers=args.workers,
+                        batch_bytes=w.batch.bytes_per_transition)
+    weights = load_weights(args.weights, check=w.check_weights)
     out = out_path(args.out, ".npz")
     if weights is not None and args.policy != "egreedy":
         print("note: --weights is used by the egreedy policy only", file=sys.stderr)

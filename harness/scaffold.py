@@ -1,4 +1,4 @@
-"""`python -m harness new NAME`: scaffold a rung (versions/vK_name/) or a learner
+"""`python -m harness new NAME`: scaffold a rung (versions/cartpole/vK_name/) or a learner
 (learners/lK_name/) that discovery finds, verification checks and the bench measures."""
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ RUNG = Rung(
 '''
 
 NEW_ROLLOUT = '''"""{name}: the rollout. Fill in generate(); `python -m harness verify --version {name}`
-tells you when it meets WORKLOAD.md at the top of the repository (the contract)."""
+tells you when it meets versions/cartpole/WORKLOAD.md (the contract)."""
 from core.api import Generator as Base, GenConfig, empty_batch
 
 
@@ -90,7 +90,7 @@ def cmd_new(args):
     m = re.fullmatch(r"[vl](\d+)([a-z]?)_.*", name, flags=re.ASCII)
     number = m.group(1) + m.group(2)
     kind = "rung" if name[0] == "v" else "learner"
-    base = discover.VERSIONS_DIR if kind == "rung" else discover.LEARNERS_DIR
+    base = discover.VERSIONS_DIR / discover.DEFAULT_WORKLOAD if kind == "rung" else discover.LEARNERS_DIR
     d = base / name
     if d.exists():
         raise StudyError(f"{d} already exists")

@@ -1,4 +1,5 @@
-"""The three checks of WORKLOAD.md "What counts as correct".
+"""CartPole's verification: the three checks of versions/cartpole/WORKLOAD.md "What counts as
+correct" (a workload that declares make_verifier brings its own; see verifier_for).
 
 1. Gymnasium: every transition is replayed in Gymnasium's own CartPole-v1 (its
    CartPoleEnv under its TimeLimit), starting each episode from the contract's reset
@@ -24,6 +25,7 @@ import numpy as np
 from core import rng
 from core.api import GenConfig, StudyError, balancing_weights, check_weights
 from core.spec import BATCH, CARTPOLE
+from core.workload import Outcome
 
 ARRAY_NAMES = BATCH.names
 
@@ -55,14 +57,6 @@ DEFAULT_CASES = [
     Case("egreedy N=7 seed=3", 7, 32, 3, 3, "egreedy", epsilon=0.2),
     Case("egreedy N=5 truncation", 5, 200, 3, 7, "egreedy", epsilon=0.02, weights="balance"),
 ]
-
-
-@dataclass
-class Outcome:
-    ok: bool
-    check: str
-    case: str
-    detail: str = ""
 
 
 def run_generator(make, cfg: GenConfig, steps: int, calls: int) -> Dict[str, np.ndarray]:
@@ -184,6 +178,15 @@ def compare_batches(got, ref, cfg: GenConfig) -> Optional[str]:
                 t = int(bad[0]) if len(bad) else 0
                 return f"{k} differs at env {i}, step {t}: {g[t]} vs {r[t]}"
     return None
+
+
+def verifier_for(workload: str, progress: Callable[[str], None] = None):
+    """The verifier of a workload's rungs: its own (Workload.make_verifier), else CartPole's."""
+    from core import discover
+    decl = discover.workload(workload)
+    if decl.make_verifier is not None:
+        return decl.make_verifier(progress=progress)
+    return Verifier(progress=progress)
 
 
 class Verifier:

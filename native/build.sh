@@ -2,7 +2,7 @@
 # Build the C++ rungs' extension modules into build/native/lib/ (gitignored).
 # Idempotent: configures once, then `cmake --build` recompiles only what changed
 # (a no-op build takes well under a second). Needs cmake and a C++17 compiler; a failure
-# here leaves the C++ rungs skipped with the reason, never the study broken.
+# exits 1 with the compiler's output (scripts/build.sh then fails the make target).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}

@@ -1,4 +1,4 @@
-"""NativeStepper: a C++ rung's stepper for RungVectorEnv (versions/common/vector_env.py)."""
+"""NativeStepper: a C++ rung's stepper for RungVectorEnv (versions/cartpole/common/vector_env.py)."""
 from __future__ import annotations
 
 import functools

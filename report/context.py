@@ -37,13 +37,24 @@ class Context:
         desc = next((m["description"] for m in known if m["id"] == machine), {})
         self.machine_info = desc
         self.machine_line = describe(desc) if desc.get("cpu") else machine
+        self.workload = "cartpole"
+
+    def for_workload(self, workload: str) -> "Context":
+        """The same machine's rows of another workload (a row without a "workload" field was
+        measured before there were two: CartPole's)."""
+        import copy
+        other = copy.copy(self)
+        other.workload, other._cache = workload, {}
+        return other
 
     def rows(self, kind: str) -> List[dict]:
-        """Every usable row of results/<machine>/<kind>.jsonl, oldest first."""
+        """Every usable row of results/<machine>/<kind>.jsonl of this workload, oldest first."""
         if kind not in self._cache:
             rows = []
             for r in _results.load(kind, machine_name=self.machine, quick=self.quick,
                                    directory=self.results_dir):
+                if r.get("workload", "cartpole") != self.workload:
+                    continue
                 m = r.get("provenance", {}).get("machine")
                 if isinstance(m, dict) and machine_id(m) != self.machine:
                     _results._warn(_results.kind_path(kind, machine_name=self.machine,

@@ -137,11 +137,22 @@ CASES = [
      "at most --envs"),
     ("gen-missing-out", ["generate", *V1], "--out"),
     # -- generate: the output path
-    ("gen-out-folder", ["generate", *V1, "--out", "{dir}"], "is a folder"),
+    ("gen-out-folder", ["generate", *V1, "--out", "{dir}"], "names a folder"),
+    ("gen-out-no-suffix", ["generate", *V1, "--out", "{tmp}/batch"], "must end in .npz"),
     ("gen-out-slash", ["generate", *V1, "--out", "{tmp}/nothere/"], "names a folder"),
     ("gen-out-missing-folder", ["generate", *V1, "--out", "{tmp}/no/such/x.npz"], "does not exist"),
     ("gen-out-parent-is-file", ["generate", *V1, "--out", "{file}/x.npz"], "not a folder"),
-    ("gen-out-long-name", ["generate", *V1, "--out", "{tmp}/" + LONG], "too long"),
+    ("gen-out-long-name", ["generate", *V1, "--out", "{tmp}/" + LONG + ".npz"], "too long"),
+    ("gen-out-long-name-no-suffix", ["generate", *V1, "--out", "{tmp}/" + LONG], "too long"),
+    # -- perft (the chess rungs' move generators)
+    ("perft-fen-garbage", ["perft", "--version", "v4_cpp", "--fen", "not a fen", "--depth", "1"], "does not parse"),
+    ("perft-fen-illegal", ["perft", "--version", "v4_cpp", "--fen", "8/8/8/8/8/8/8/8 w - - 0 1", "--depth", "1"],
+     "not a legal position"),
+    ("perft-depth-0", ["perft", "--version", "v4_cpp", "--depth", "0"], "--depth must be an integer in [1,"),
+    ("perft-depth-huge", ["perft", "--version", "v4_cpp", "--depth", "99"], "--depth must be an integer in [1,"),
+    ("perft-not-chess", ["perft", "--version", "v5b_simd", "--depth", "1"], "unknown version"),
+    ("perft-no-movegen", ["perft", "--version", "v1_python", "--depth", "1"], "no move generator of its own"),
+    ("gen-workload-unknown", ["generate", "--workload", "go", *V1, "--out", "{out}"], "unknown workload"),
     ("gen-out-newline", ["generate", *V1, "--out", "{tmp}/a\nb.npz"], "printable"),
     ("gen-out-empty", ["generate", *V1, "--out", ""], "--out must be a file path"),
     ("gen-out-unwritable", ["generate", *V1, "--out", "/proc/study-x.npz"], "not writable"),
@@ -177,7 +188,7 @@ CASES = [
     ("learn-threads-many", ["learn", "--learner", "l1", "--updates", "1", "--threads", "200", "--out", "{out}"],
      "--threads must be at most"),
     ("learn-seed", ["learn", "--learner", "l1", "--updates", "1", "--seed", "-3", "--out", "{out}"], "seed"),
-    ("learn-out-folder", ["learn", "--learner", "l1", "--updates", "1", "--out", "{tmp}/no/x"], "does not exist"),
+    ("learn-out-folder", ["learn", "--learner", "l1", "--updates", "1", "--out", "{tmp}/no/x.npz"], "does not exist"),
     ("learn-no-out", ["learn", "--learner", "l1", "--updates", "1"], "--out"),
     # -- new
     ("new-newline", ["new", "v9_a\nb"], "must look like"),
@@ -483,3 +494,23 @@ def test_refused_in_one_line_by_the_real_entry_point(outcomes):
 
 def test_nothing_written_in_the_repository(outcomes):
     assert outcomes["_repo_changes"] == {}
+
+
+def test_out_is_written_exactly_as_named_or_not_at_all(tmp_path):
+    """`--out DIR` once wrote DIR.npz beside the folder, and `--out x` wrote x.npz: the file
+    written is the one named, or nothing is."""
+    from harness.__main__ import main
+    d = tmp_path / "d"
+    d.mkdir()
+    assert main(["learn", "--learner", "l1", "--updates", "1", "--out", str(d)]) == 2
+    assert main(["generate", *V1, "--out", str(tmp_path / "x")]) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d"] and not any(d.iterdir())
+
+
+def test_microbench_exit_status_is_not_its_count(monkeypatch):
+    """`harness microbench` returned how many benchmarks it ran, which became the exit status
+    (make: Error 28 after a good run)."""
+    from harness import cmd_microbench
+    from harness.__main__ import main
+    monkeypatch.setattr(cmd_microbench, "run", lambda quick=False, progress=None: 28)
+    assert main(["microbench", "--quick"]) == 0

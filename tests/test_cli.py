@@ -118,7 +118,7 @@ def test_verify_unknown_version():
 
 def test_new_scaffolds_a_version_that_fails_verification():
     name = "v99_scaffold_test"
-    d = ROOT / "versions" / name
+    d = ROOT / "versions" / "cartpole" / name
     try:
         p = run("new", name)
         assert p.returncode == 0, p.stderr

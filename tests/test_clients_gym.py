@@ -14,8 +14,8 @@ from gymnasium.vector import AutoresetMode  # noqa: E402
 import versions  # noqa: E402,F401  (registers ladder/CartPole-v1)
 from core.discover import rungs  # noqa: E402
 from core.errors import StudyError  # noqa: E402
-from versions.common.registration import ENV_ID  # noqa: E402
-from versions.common.vector_env import RungVectorEnv  # noqa: E402
+from versions.cartpole.common.registration import ENV_ID  # noqa: E402
+from versions.cartpole.common.vector_env import RungVectorEnv  # noqa: E402
 
 RUNNABLE = [r.name for r in rungs() if not r.unavailable_reason()]
 
@@ -155,7 +155,7 @@ def test_pickled_env_continues_identically(pickler):
 def test_unpicklable_cases_say_why_in_one_line():
     import types
     fake = types.ModuleType("fake")
-    fake.make_stepper = lambda n: __import__("versions.common.stepping").common.stepping.numpy_step
+    fake.make_stepper = lambda n: __import__("versions.cartpole.common.stepping").cartpole.common.stepping.numpy_step
     with pytest.raises(TypeError, match="by name|pass version"):
         pickle.dumps(RungVectorEnv(2, version=fake))
     env = RungVectorEnv(2, version="v1_python", policy="random")

@@ -19,7 +19,7 @@ gym = pytest.importorskip("gymnasium")
 from gymnasium.vector import AutoresetMode, SyncVectorEnv  # noqa: E402
 from gymnasium.wrappers.vector import RecordEpisodeStatistics  # noqa: E402
 
-from versions.common.vector_env import RungVectorEnv  # noqa: E402
+from versions.cartpole.common.vector_env import RungVectorEnv  # noqa: E402
 
 MODES = list(AutoresetMode)
 STEPPERS = [None, "v4_cpp", "v5b_simd"]

@@ -11,7 +11,7 @@ from stable_baselines3.common.monitor import Monitor  # noqa: E402
 from stable_baselines3.common.vec_env import DummyVecEnv, VecCheckNan, VecEnv, VecMonitor  # noqa: E402
 
 import versions  # noqa: E402,F401
-from versions.common.vector_env import RungVectorEnv  # noqa: E402
+from versions.cartpole.common.vector_env import RungVectorEnv  # noqa: E402
 
 N = 5
 

@@ -15,7 +15,7 @@ import pytest
 
 from core.api import GenConfig, balancing_weights, init_weights
 from harness.verify import check_gymnasium, compare_batches, run_generator
-from versions.v1_python.rollout import PythonGenerator
+from versions.cartpole.v1_python.rollout import PythonGenerator
 
 RUNGS = ["v4_cpp", "v5_openmp", "v5b_simd", "v5c_blocked_mlp"]
 MODULES = {"v4_cpp": "_v4_cpp", "v5_openmp": "_v5_openmp", "v5b_simd": "_v5b_simd",

@@ -38,8 +38,9 @@ def with_broken_rung(monkeypatch, tmp_path):
     from harness import verify
     monkeypatch.setenv("STUDY_RESULTS_DIR", str(tmp_path / "results"))
     real_get, real_all = discover.get_rung, discover.rungs
-    monkeypatch.setattr(discover, "get_rung", lambda n: BROKEN if n == BROKEN.name else real_get(n))
-    monkeypatch.setattr(discover, "rungs", lambda: real_all() + [BROKEN])
+    monkeypatch.setattr(discover, "get_rung", lambda n, w="cartpole": BROKEN if n == BROKEN.name
+                        else real_get(n, w))
+    monkeypatch.setattr(discover, "rungs", lambda w="cartpole": real_all(w) + [BROKEN])
     real_verify = verify.Verifier.verify
     first = verify.Verifier(cases=verify.DEFAULT_CASES[:1])
     monkeypatch.setattr(verify.Verifier, "verify", lambda self, v: real_verify(first, v)

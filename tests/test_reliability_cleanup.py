@@ -14,7 +14,7 @@ import psutil
 import pytest
 
 from core import procutil
-from versions.v6_mpi import version as v6
+from versions.cartpole.v6_mpi import version as v6
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV = dict(os.environ, PYTHONPATH=str(ROOT))
@@ -102,12 +102,12 @@ def test_generate_v6_sigterm(tmp_path):
 KILLED = """
 import json, os, sys
 from core.api import GenConfig
-from versions.v2_multiprocessing.rollout import MultiprocessingGenerator
+from versions.cartpole.v2_multiprocessing.rollout import MultiprocessingGenerator
 g = MultiprocessingGenerator(GenConfig(n_envs=4, workers=2))
 g.generate(3)
 extra = {{}}
 if {v6}:
-    from versions.v6_mpi.launcher import MPIGenerator
+    from versions.cartpole.v6_mpi.launcher import MPIGenerator
     m = MPIGenerator(GenConfig(n_envs=4, workers=2))
     m.generate(3)
     extra = {{"sid": m._job.popen.pid, "dirs": [m._job.tmpdir, m._job.shmdir]}}

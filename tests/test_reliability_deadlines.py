@@ -18,8 +18,8 @@ import psutil
 import pytest
 
 from core.api import GenConfig, StudyError
-from versions.v2_multiprocessing.rollout import MultiprocessingGenerator
-from versions.v6_mpi import version as v6
+from versions.cartpole.v2_multiprocessing.rollout import MultiprocessingGenerator
+from versions.cartpole.v6_mpi import version as v6
 
 ROOT = Path(__file__).resolve().parent.parent
 GRACE, FLOOR = 0.5, 1.0
@@ -185,12 +185,12 @@ need_v6 = pytest.mark.skipif(v6.available() is not None, reason=f"v6_mpi: {v6.av
 
 
 def v6_gen(n=6, ranks=2, policy="random"):
-    from versions.v6_mpi.launcher import MPIGenerator
+    from versions.cartpole.v6_mpi.launcher import MPIGenerator
     return MPIGenerator(GenConfig(n_envs=n, workers=ranks, policy=policy))
 
 
 def assert_v6_clean(gen, sid, dirs):
-    from versions.v6_mpi.launcher import _session_pids
+    from versions.cartpole.v6_mpi.launcher import _session_pids
     deadline = time.monotonic() + 5
     while _session_pids(sid) and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -203,7 +203,7 @@ def assert_v6_clean(gen, sid, dirs):
 @pytest.mark.parametrize("when", ["first", "later"])
 @pytest.mark.parametrize("sig", ["SIGSTOP", "SIGKILL"])
 def test_v6_rank_stopped_or_killed(when, sig):
-    from versions.v6_mpi.launcher import MPIJobError
+    from versions.cartpole.v6_mpi.launcher import MPIJobError
     before = children()
     gen = v6_gen()
     sid, dirs = gen._job.popen.pid, [gen._job.tmpdir, gen._job.shmdir]
@@ -230,7 +230,7 @@ def test_v6_rank_stopped_or_killed(when, sig):
 @need_v6
 @pytest.mark.parametrize("when", ["first", "later"])
 def test_v6_hung_rank_hits_the_deadline(monkeypatch, when):
-    from versions.v6_mpi.launcher import MPIJobError
+    from versions.cartpole.v6_mpi.launcher import MPIJobError
     monkeypatch.setenv("STUDY_STOP_GRACE_S", "600")       # seen as hung, not as stopped
     gen = v6_gen()
     sid, dirs = gen._job.popen.pid, [gen._job.tmpdir, gen._job.shmdir]

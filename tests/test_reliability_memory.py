@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli_util import generate_peak_bytes
-from versions.v6_mpi import version as v6
+from versions.cartpole.v6_mpi import version as v6
 
 ROOT = Path(__file__).resolve().parent.parent
 

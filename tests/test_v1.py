@@ -4,7 +4,7 @@ import pytest
 
 from core.api import GenConfig, balancing_weights
 from harness.verify import check_gymnasium, run_generator
-from versions.v1_python.rollout import PythonGenerator
+from versions.cartpole.v1_python.rollout import PythonGenerator
 
 
 @pytest.mark.parametrize("seed", [0, 1, 42, 2**63 + 5])

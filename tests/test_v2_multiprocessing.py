@@ -14,9 +14,9 @@ import pytest
 
 from core.api import GenConfig, StudyError, balancing_weights, init_weights
 from harness.verify import check_gymnasium, compare_batches, run_generator
-from versions.common.cartpole import ARRAY_NAMES
-from versions.v1_python.rollout import PythonGenerator
-from versions.v2_multiprocessing.rollout import MultiprocessingGenerator
+from versions.cartpole.common.cartpole import ARRAY_NAMES
+from versions.cartpole.v1_python.rollout import PythonGenerator
+from versions.cartpole.v2_multiprocessing.rollout import MultiprocessingGenerator
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -113,7 +113,7 @@ CHILD = """
 import json, sys
 sys.path.insert(0, {root!r})
 from core.api import GenConfig
-from versions.v2_multiprocessing.rollout import MultiprocessingGenerator
+from versions.cartpole.v2_multiprocessing.rollout import MultiprocessingGenerator
 gen = MultiprocessingGenerator(GenConfig(n_envs=4, policy="egreedy", workers=2))
 gen.generate(2)
 print(json.dumps({{"pids": gen.worker_pids, "segs": gen.segment_names}}), flush=True)

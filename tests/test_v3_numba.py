@@ -11,10 +11,10 @@ pytest.importorskip("numba")
 
 from core.api import GenConfig, StudyError, balancing_weights, init_weights  # noqa: E402
 from harness.verify import compare_batches, run_generator  # noqa: E402
-from versions.common.cartpole import ARRAY_NAMES  # noqa: E402
-from versions.v1_python.rollout import PythonGenerator  # noqa: E402
-from versions.v3_numba.rollout import NumbaGenerator  # noqa: E402
-from versions.v3b_numba_parallel import version as v3b  # noqa: E402
+from versions.cartpole.common.cartpole import ARRAY_NAMES  # noqa: E402
+from versions.cartpole.v1_python.rollout import PythonGenerator  # noqa: E402
+from versions.cartpole.v3_numba.rollout import NumbaGenerator  # noqa: E402
+from versions.cartpole.v3b_numba_parallel import version as v3b  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -48,7 +48,7 @@ sys.path.insert(0, {root!r})
 import numpy as np
 from core.api import GenConfig
 from harness.verify import run_generator
-from versions.v3b_numba_parallel import version as v3b
+from versions.cartpole.v3b_numba_parallel import version as v3b
 kw = dict(n_envs=5, seed=2, policy="egreedy", epsilon=0.3)
 ref = run_generator(v3b.make_generator, GenConfig(workers=1, **kw), 30, 2)
 for w in (2, 3, 4):     # more threads than environments per thread, and than cores

@@ -17,17 +17,17 @@ import pytest
 
 from core.api import GenConfig, balancing_weights, init_weights
 from harness.verify import check_gymnasium, compare_batches, run_generator
-from versions.common.cartpole import ARRAY_NAMES
-from versions.v6_mpi import version as v6
+from versions.cartpole.common.cartpole import ARRAY_NAMES
+from versions.cartpole.v6_mpi import version as v6
 
 ROOT = Path(__file__).resolve().parent.parent
 why = v6.available()
 pytestmark = pytest.mark.skipif(why is not None, reason=f"v6_mpi unavailable: {why}")
 
 if why is None:
-    from versions.v6_mpi import launcher
-    from versions.v6_mpi.launcher import MPIGenerator, MPIJobError, _session_pids
-from versions.v1_python.rollout import PythonGenerator
+    from versions.cartpole.v6_mpi import launcher
+    from versions.cartpole.v6_mpi.launcher import MPIGenerator, MPIJobError, _session_pids
+from versions.cartpole.v1_python.rollout import PythonGenerator
 
 CASES = {
     "random": GenConfig(n_envs=7, seed=0, policy="random"),
@@ -189,7 +189,7 @@ def test_python_killed_takes_the_job_down(stuck):
     code = textwrap.dedent(f"""
         import os, signal, sys
         from core.api import GenConfig
-        from versions.v6_mpi.launcher import MPIGenerator, CMD, MAGIC_CMD, C_GENERATE
+        from versions.cartpole.v6_mpi.launcher import MPIGenerator, CMD, MAGIC_CMD, C_GENERATE
         g = MPIGenerator(GenConfig(n_envs=6, workers=2))
         g.generate(4)
         print(g._job.popen.pid, g._job.tmpdir, g._job.shmdir, flush=True)

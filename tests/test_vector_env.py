@@ -1,4 +1,4 @@
-"""versions.common.vector_env.RungVectorEnv against Gymnasium's own vector-env conventions."""
+"""versions.cartpole.common.vector_env.RungVectorEnv against Gymnasium's own vector-env conventions."""
 import warnings
 
 import numpy as np
@@ -9,7 +9,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv  # noqa: E402
 
 from core.api import GenConfig  # noqa: E402
 from core import rng  # noqa: E402
-from versions.common.vector_env import RungVectorEnv, numpy_step  # noqa: E402
+from versions.cartpole.common.vector_env import RungVectorEnv, numpy_step  # noqa: E402
 
 N = 6
 STEPPER_RUNGS = ["v4_cpp", "v5b_simd", "v5c_blocked_mlp"]      # rungs whose version.py defines make_stepper
@@ -88,7 +88,7 @@ def test_truncation_at_500_steps(version):
 
 
 def test_numpy_step_matches_the_scalar_reference():
-    from versions.common.cartpole import step
+    from versions.cartpole.common.cartpole import step
     r = np.random.default_rng(1)
     state = r.uniform(-0.2, 0.2, (4, 64))
     actions = r.integers(0, 2, 64)
@@ -145,10 +145,10 @@ def test_a_rung_stepper_is_used_when_the_version_offers_one():
 def test_collect_uses_the_rungs_generator_and_equals_it():
     env = RungVectorEnv(4, seed=5, version="v1_python", policy="random")
     # v1 has no stepper of its own: step() uses the NumPy rung's vectorised step
-    assert env.stepper_source in ("versions.v1b_numpy.rollout.step",
-                                  "versions.common.vector_env.numpy_step")
+    assert env.stepper_source in ("versions.cartpole.v1b_numpy.rollout.step",
+                                  "versions.cartpole.common.vector_env.numpy_step")
     batch = {k: v.copy() for k, v in env.collect(8).items()}
-    from versions.v1_python.version import make_generator
+    from versions.cartpole.v1_python.version import make_generator
     with make_generator(GenConfig(n_envs=4, seed=5, policy="random")) as g:
         want = g.generate(8)
     for k in want:
@@ -164,7 +164,7 @@ def test_step_mode_and_collect_give_the_same_transitions():
     env = RungVectorEnv(n, seed=seed)
     obs, _ = env.reset(seed=seed)
     k_action = [rng.key(seed, rng.ACTION, i) for i in range(n)]
-    from versions.v1_python.version import make_generator
+    from versions.cartpole.v1_python.version import make_generator
     with make_generator(GenConfig(n_envs=n, seed=seed, policy="random")) as g:
         want = g.generate(T)
         for t in range(T):
@@ -184,7 +184,7 @@ def test_step_mode_and_collect_give_the_same_transitions():
 def test_collect_with_torch_weights_matches_the_generator_given_those_weights():
     torch = pytest.importorskip("torch")
     from core.api import init_weights
-    from versions.common.vector_env import weights_from_torch
+    from versions.cartpole.common.vector_env import weights_from_torch
     torch.manual_seed(0)
     net = torch.nn.Sequential(torch.nn.Linear(4, 16), torch.nn.ReLU(), torch.nn.Linear(16, 16),
                               torch.nn.ReLU(), torch.nn.Linear(16, 2))
@@ -195,7 +195,7 @@ def test_collect_with_torch_weights_matches_the_generator_given_those_weights():
     env.set_weights(w)
     env.set_epsilon(0.0)
     got = {k: v.copy() for k, v in env.collect(6).items()}
-    from versions.v1_python.version import make_generator
+    from versions.cartpole.v1_python.version import make_generator
     with make_generator(GenConfig(n_envs=3, seed=1, policy="egreedy", epsilon=0.0,
                                   weights=w)) as g:
         want = g.generate(6)
@@ -276,8 +276,8 @@ def test_native_stepper_equals_the_numpy_stepper_bit_for_bit(version):
     and the 500-step truncation. 101 envs: several 48-env tiles, 8-env runs and a tail."""
     n, steps, seed = 101, 620, 7
     ref_env, want = rollout("v1_python", n, steps, seed)
-    assert ref_env.stepper_source in ("versions.v1b_numpy.rollout.step",
-                                      "versions.common.vector_env.numpy_step")
+    assert ref_env.stepper_source in ("versions.cartpole.v1b_numpy.rollout.step",
+                                      "versions.cartpole.common.vector_env.numpy_step")
     env, got = rollout(stepper_rung(version), n, steps, seed)
     assert env.stepper_source == version
     assert_same_steps(got, want)
@@ -304,7 +304,7 @@ def test_native_dynamics_equal_numpy_step(module):
     """The plain protocol (stepper(state, actions) -> terminated) of each native module,
     incl. v5b's portable build, against numpy_step, bit for bit, on states near the edges."""
     from native.loader import available, load
-    from versions.common.vector_env import NativeStepper
+    from versions.cartpole.common.vector_env import NativeStepper
     why = available(module)
     if why:
         pytest.skip(f"{module}: {why}")

@@ -1,5 +1,5 @@
 // CartPole-v1 dynamics in float64, in exactly Gymnasium 1.x's order of floating-point
-// operations (compare versions/common/cartpole.py), so results agree to the last bit.
+// operations (compare versions/cartpole/common/cartpole.py), so results agree to the last bit.
 //
 // IMPORTANT: compile without -ffast-math and with -ffp-contract=off; a fused
 // multiply-add changes the rounding of the dynamics and the batch stops verifying.

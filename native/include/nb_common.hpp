@@ -148,7 +148,7 @@ void bind_core(PyCls& cls) {
        .def("counters", &Cls::counters, "Flat list of (episode, t, elapsed) per env.");
 }
 
-// --- Arrays and checks of RungVectorEnv's native steppers (versions/common/vector_env.py):
+// --- Arrays and checks of RungVectorEnv's native steppers (versions/cartpole/common/vector_env.py):
 // state float64 [4, N] (SoA) and per-env vectors in the caller's NumPy arrays. ---------
 using F64_2 = nb::ndarray<double, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
 using I64_1c = nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;

@@ -1,5 +1,5 @@
 // Counter-based RNG of WORKLOAD.md (splitmix64 finaliser), header-only C++17.
-// Bit-identical to versions/common/rng.py: every version draws the same numbers.
+// Bit-identical to versions/cartpole/common/rng.py: every version draws the same numbers.
 #pragma once
 #include <cstdint>
 

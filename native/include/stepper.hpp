@@ -1,4 +1,4 @@
-// The stepper of RungVectorEnv (versions/common/vector_env.py) for a C++ rung: one step
+// The stepper of RungVectorEnv (versions/cartpole/common/vector_env.py) for a C++ rung: one step
 // of N environments with the caller's actions, state float64 [4, N] (SoA: x, x_dot,
 // theta, theta_dot) and per-env vectors in the caller's NumPy arrays.
 //

@@ -37,7 +37,7 @@ def render(ctx):
         "The matrix-multiply table of Leiserson et al., \"There's plenty of room at the top\" "
         "(Science, 2020), redone for a reinforcement-learning training loop: CartPole-v1 and a DQN "
         "agent. Two ladders of implementations, each rung verified before it is timed: the "
-        "*generation* ladder ([WORKLOAD.md](../WORKLOAD.md): N environments x T steps of an "
+        "*generation* ladder ([WORKLOAD.md](../versions/cartpole/WORKLOAD.md): N environments x T steps of an "
         "epsilon-greedy DQN actor, a counter-based RNG so that every rung produces the same batch, "
         "checked against Gymnasium) and the *learner* ladder ([LEARNER.md](../LEARNER.md): one DQN "
         "update, every rung reproducing the reference to float32 rounding). The bottom line is the "
