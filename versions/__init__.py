@@ -1,7 +1,7 @@
-"""The rungs of the ladder (one folder each) and their shared code (versions/common).
+"""The rungs of the ladder (one folder each) and their shared code (versions/cartpole/common).
 
 Importing this package registers the Gymnasium id "ladder/CartPole-v1"
-(versions/common/registration.py): gym.make_vec("ladder/CartPole-v1", num_envs=N,
+(versions/cartpole/common/registration.py): gym.make_vec("ladder/CartPole-v1", num_envs=N,
 version="v5b_simd") then gives RungVectorEnv. Gymnasium takes ~0.3 s to import, and rung
 processes (v2's workers, v6's ranks) import this package without needing it, so the id is
 registered now if gymnasium is already imported, else right after its import completes
@@ -14,7 +14,7 @@ import sys
 
 def _register() -> None:
     try:
-        from versions.common.registration import register_ids
+        from versions.cartpole.common.registration import register_ids
         register_ids()
     except Exception as e:      # registration must never break an import
         import warnings
