@@ -124,6 +124,19 @@ class Rung(Part):
             return 1
         return int(self.max_workers() if callable(self.max_workers) else self.max_workers)
 
+    def check_workers(self, workers: int, n_envs: Optional[int] = None) -> None:
+        """StudyError unless `workers` suits this rung (and, for worker processes, n_envs)."""
+        from core.errors import StudyError
+        if not self.parallel and workers != 1:
+            raise StudyError(f"{self.name} has no parallelism: --workers must be 1, got {workers}")
+        limit = self.workers_limit()
+        if workers > limit:
+            raise StudyError(f"--workers must be in [1, {limit}] for {self.name} ({self.parallel}), "
+                             f"got {workers}")
+        if n_envs is not None and self.parallel == "workers" and workers > n_envs:
+            raise StudyError(f"--workers must be at most --envs ({n_envs}) for {self.name}: each "
+                             f"worker process needs at least one environment, got {workers}")
+
     def verify_worker_counts(self) -> Tuple[int, ...]:
         if not self.parallel:
             return (1,)

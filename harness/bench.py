@@ -22,7 +22,7 @@ from typing import List
 from core import discover, results
 from core.api import POLICIES, StudyError
 from core.rung import ROOT, Rung
-from .cli_util import bounded_float, check_generate_size, positive_int, seed_int
+from .cli_util import add_workload_arg, bounded_float, check_generate_size, positive_int, seed_int
 from .progress import Progress
 
 DEFAULT_SHAPES = [(20, 32), (4096, 32)]
@@ -44,7 +44,6 @@ class Config:
 
 
 def register(sub):
-    from .commands import add_workload_arg
     p = sub.add_parser("bench", help="verify, then time versions; writes results/")
     add_workload_arg(p)
     p.add_argument("--version", action="append", help="version (repeatable); default all")
@@ -136,7 +135,6 @@ def check_plan(versions: List[Rung], args) -> None:
     """Refuse, before anything runs or is written, a bench that would silently measure
     nothing or too much: --workers no selected rung can use, and shapes whose memory does
     not fit (each configuration runs alone, so the largest one counts)."""
-    from .commands import check_workers
     if args.workers:
         parallel = [v for v in versions if v.parallel]
         if not parallel:
@@ -156,7 +154,7 @@ def check_plan(versions: List[Rung], args) -> None:
             if n in ladder and v.parallel == "workers" and args.workers:
                 for w in args.workers:
                     if w <= v.workers_limit():
-                        check_workers(v, w, n)
+                        v.check_workers(w, n)
             w = max(args.workers or [1]) if v.parallel else 1
             check_generate_size(n, steps, rung=v.name, workers=min(w, v.workers_limit()),
                                 what=f"{v.name} at N={n} x T={steps}", batch_bytes=batch_bytes)
@@ -180,9 +178,8 @@ def run_one(v: Rung, c: Config, budget: float) -> dict:
 
 def cmd_measure(args):
     from core.api import GenConfig
-    from .commands import check_workers
     v = discover.runnable_rung(args.version, args.workload)
-    check_workers(v, args.workers, args.envs)
+    v.check_workers(args.workers, args.envs)
     check_generate_size(args.envs, args.steps, rung=v.name, workers=args.workers,
                         what=f"{v.name} at N={args.envs} x T={args.steps}",
                         batch_bytes=discover.workload(args.workload).batch.bytes_per_transition)

@@ -269,6 +269,12 @@ def workload_name(text: str) -> str:
         raise argparse.ArgumentTypeError(str(e))
 
 
+def add_workload_arg(p) -> None:
+    from core.discover import DEFAULT_WORKLOAD, workloads
+    p.add_argument("--workload", type=workload_name, default=DEFAULT_WORKLOAD,
+                   help=f"a folder of versions/: {', '.join(workloads())} (default {DEFAULT_WORKLOAD})")
+
+
 def out_path(path: str, suffix: str, what: str = "--out"):
     """The writable output file named, exactly; StudyError otherwise. An existing file is
     fine (it is replaced atomically); a name without the suffix, a folder, a missing or

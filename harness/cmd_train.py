@@ -35,7 +35,6 @@ def check_config(cfg, seeds: int = 1, processes: int = 1, out_weights=None):
     ranges, the memory, then the rung and learner, whose availability checks import
     torch or Numba)."""
     from training.loop import resolve
-    from .commands import check_workers
     if not cfg.version:
         raise StudyError("--version is required: the rung that generates, e.g. v5b_simd")
     cfg.check()
@@ -47,7 +46,7 @@ def check_config(cfg, seeds: int = 1, processes: int = 1, out_weights=None):
     out = out_path(out_weights, ".npz", "--out-weights") if out_weights else None
     v = discover.get_rung(cfg.version)
     cfg = replace(cfg, version=v.name)
-    check_workers(v, cfg.workers, cfg.envs)
+    v.check_workers(cfg.workers, cfg.envs)
     concurrent = min(processes, seeds) if seeds > 1 else 1
     check_memory(train_peak_bytes(cfg, concurrent),
                  f"training ({concurrent} run(s) at once, replay --buffer-size {cfg.buffer_size}, "

@@ -14,7 +14,7 @@ from core.api import POLICIES, WEIGHT_KEYS, GenConfig, StudyError, check_weights
 from core.learner import LearnConfig
 
 from .cli_util import (check_generate_size, epsilon_float, in_file, out_path, positive_int,
-                       seed_int, workload_name)
+                       seed_int, add_workload_arg)
 from .progress import Progress
 
 
@@ -59,12 +59,6 @@ def register(sub):
     p.add_argument("--report-dir", help="render into this folder instead of report/ "
                    "(default: $STUDY_REPORT_DIR, else report/); the README is then left alone")
     p.set_defaults(func=cmd_report)
-
-
-def add_workload_arg(p):
-    p.add_argument("--workload", type=workload_name, default=discover.DEFAULT_WORKLOAD,
-                   help=f"a folder of versions/: {', '.join(discover.workloads())} "
-                        f"(default {discover.DEFAULT_WORKLOAD})")
 
 
 def add_generator_args(p, version_required=True):
@@ -129,17 +123,6 @@ def load_weights(path, what: str = "--weights", check=None):
     if w["w1"].shape[0] > MAX_HIDDEN:
         raise StudyError(f"{what}: hidden size {w['w1'].shape[0]}; at most {MAX_HIDDEN}")
     return w
-
-
-def check_workers(rung, workers, n_envs=None):
-    if not rung.parallel and workers != 1:
-        raise StudyError(f"{rung.name} has no parallelism: --workers must be 1, got {workers}")
-    limit = rung.workers_limit()
-    if workers > limit:
-        raise StudyError(f"--workers must be in [1, {limit}] for {rung.name} ({rung.parallel}), got {workers}")
-    if n_envs is not None and rung.parallel == "workers" and workers > n_envs:
-        raise StudyError(f"--workers must be at most --envs ({n_envs}) for {rung.name}: each worker "
-                         f"process needs at least one environment, got {workers}")
 
 
 def cmd_list(args):
@@ -235,7 +218,7 @@ def _write_npz(out: Path, arrays: dict) -> None:
 def cmd_generate(args):
     v = discover.runnable_rung(args.version, args.workload)
     w = discover.workload(args.workload)
-    check_workers(v, args.workers, args.envs)
+    v.check_workers(args.workers, args.envs)
     check_generate_size(args.envs, args.steps, args.calls, rung=v.name, workers=args.workers,
                         batch_bytes=w.batch.bytes_per_transition)
     weights = load_weights(args.weights, check=w.check_weights)

@@ -40,7 +40,7 @@ class TrainConfig(LearnConfig):
     budget_s: float = _h("give up after this many seconds of training (0: no limit); start-up "
                          "and greedy evaluations do not count", default=0.0)
     threshold: float = _h("solved: mean return of the last `window` episodes, and of the greedy "
-                          "evaluation, at least this", default=475.0)
+                          "evaluation, at least this", default=CARTPOLE.solved_return)
     window: int = _h("episodes in the moving mean", default=100)
     eval_episodes: int = _h("greedy (epsilon 0) episodes in Gymnasium's CartPole-v1 that confirm "
                             "a solve", default=20)

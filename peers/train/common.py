@@ -28,8 +28,9 @@ from typing import Callable, Dict, List, Optional
 import numpy as np
 
 from core.evaluate import eval_seed, greedy_eval
+from core.spec import CARTPOLE
 
-THRESHOLD = 475.0
+THRESHOLD = CARTPOLE.solved_return
 WINDOW = 100
 EVAL_EPISODES = 20
 DEFAULT_BUDGET_S = 300.0

@@ -5,6 +5,8 @@ results agree with it to the last bit.
 """
 import math
 
+from core.spec import CARTPOLE
+
 GRAVITY = 9.8
 MASSCART = 1.0
 MASSPOLE = 0.1
@@ -15,7 +17,7 @@ FORCE_MAG = 10.0
 TAU = 0.02
 THETA_THRESHOLD = 12 * 2 * math.pi / 360
 X_THRESHOLD = 2.4
-MAX_EPISODE_STEPS = 500
+MAX_EPISODE_STEPS = CARTPOLE.max_episode_steps
 
 ARRAY_NAMES = ("obs", "action", "reward", "next_obs", "terminated", "truncated")
 

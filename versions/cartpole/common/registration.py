@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import copy
 
+from core.spec import CARTPOLE
+
 ENV_ID = "ladder/CartPole-v1"
-MAX_EPISODE_STEPS = 500
-REWARD_THRESHOLD = 475.0
+MAX_EPISODE_STEPS = CARTPOLE.max_episode_steps
+REWARD_THRESHOLD = CARTPOLE.solved_return
 
 
 def register_ids() -> None:
@@ -28,17 +30,8 @@ def register_ids() -> None:
     if ENV_ID in gym.registry:
         return
     gym.register(id=ENV_ID, entry_point="versions.cartpole.common.single_env:RungEnv",
-                 vector_entry_point="versions.cartpole.common.registration:make_vector",
+                 vector_entry_point="versions.cartpole.common.vector_env:make_vector",
                  max_episode_steps=MAX_EPISODE_STEPS, reward_threshold=REWARD_THRESHOLD)
-
-
-def make_vector(num_envs: int = 1, **kwargs):
-    """The vector entry point: gym.make_vec passes num_envs and the user's keywords."""
-    from gymnasium.vector import AutoresetMode
-
-    from versions.cartpole.common.vector_env import RungVectorEnv
-    kwargs.setdefault("autoreset_mode", AutoresetMode.NEXT_STEP)
-    return RungVectorEnv(num_envs, **kwargs)
 
 
 def spec_for(env):

@@ -73,6 +73,7 @@ from versions.cartpole.common.gym_errors import EnvClosed, InvalidArgument, Need
 from versions.cartpole.common.rendering import RENDER_FPS, RENDER_MODES, CartPoleRenderer, check_render_mode
 from versions.cartpole.common.stepping import HIGH, default_stepper, numpy_step  # noqa: F401
 from versions.cartpole.common.vector_infos import add_episode_stats, same_step_infos, wrapped_by_stats_recorder
+from versions.cartpole.common.registration import spec_for
 
 SAME, NEXT, DISABLED = AutoresetMode.SAME_STEP, AutoresetMode.NEXT_STEP, AutoresetMode.DISABLED
 
@@ -391,8 +392,14 @@ class RungVectorEnv(CollectPath, VectorEnv):
 
 def _spec_of(env: RungVectorEnv):
     """The registered id's EnvSpec with this env's settings (None if not registered)."""
-    from versions.cartpole.common.registration import spec_for
     return spec_for(env)
+
+
+def make_vector(num_envs: int = 1, **kwargs) -> RungVectorEnv:
+    """The id's vector entry point: gym.make_vec passes num_envs and the user's keywords
+    (autoreset NEXT_STEP by default, as for Gymnasium's CartPole-v1)."""
+    kwargs.setdefault("autoreset_mode", AutoresetMode.NEXT_STEP)
+    return RungVectorEnv(num_envs, **kwargs)
 
 
 def make_vec(num_envs: int, seed: int = 0, version: Any = None, **kwargs) -> RungVectorEnv:
