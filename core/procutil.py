@@ -37,7 +37,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -322,15 +321,28 @@ def sweep_tmp_files(folder: Path, stem: str) -> None:
 
 # ---- children die with their parent ------------------------------------------------------
 
-def die_with_parent(sig: int = signal.SIGKILL, parent: Optional[int] = None) -> bool:
-    """In a child: ask the kernel to send `sig` when the parent (thread) exits. Returns
-    False when the parent is already gone (then the child should exit)."""
-    try:
-        import ctypes
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, int(sig), 0, 0, 0)          # PR_SET_PDEATHSIG
-    except Exception:
-        pass
+def die_with_parent(sig: int = signal.SIGKILL, parent: Optional[int] = None, *,
+                    kernel: bool = True, poll_s: Optional[float] = None, exit_code: int = 1) -> bool:
+    """In a child: die when the parent does. `kernel`: ask the kernel to send `sig` when the
+    parent *thread* exits (PR_SET_PDEATHSIG). `poll_s` (needs `parent`): also a daemon thread
+    that polls the parent pid and exits with `exit_code` when it changes; it covers the race
+    before prctl, and a pool process whose spawning thread may end before the parent does
+    (use kernel=False there: PDEATHSIG would fire). Returns False when the parent is already
+    gone (then the child should exit)."""
+    if kernel:
+        try:
+            import ctypes
+            ctypes.CDLL(None, use_errno=True).prctl(1, int(sig), 0, 0, 0)    # PR_SET_PDEATHSIG
+        except Exception:
+            pass
+    if poll_s is not None and parent is not None:
+        import threading
+
+        def watch():
+            while os.getppid() == parent:
+                time.sleep(poll_s)
+            os._exit(exit_code)
+        threading.Thread(target=watch, daemon=True, name="parent-watch").start()
     return parent is None or os.getppid() == parent
 
 
@@ -375,10 +387,6 @@ def describe_exit(code: Optional[int]) -> str:
         except ValueError:
             return f"was killed by signal {-code}"
     return f"exited with code {code}"
-
-
-def eprint(text: str) -> None:
-    print(text, file=sys.stderr)
 
 
 def kill_group(proc) -> None:

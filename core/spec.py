@@ -8,7 +8,7 @@ these four, and code that reads shapes from here needs no other change.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Dict, Optional, Tuple
 
 import numpy as np

@@ -85,10 +85,6 @@ def bounded_float(name: str, lo: float = -math.inf, hi: float = math.inf,
     return parse
 
 
-def positive_float(name: str, hi: float = math.inf):
-    return bounded_float(name, 0.0, hi, lo_open=True)
-
-
 def epsilon_float(s):
     return bounded_float("epsilon", 0.0, 1.0)(s)
 

@@ -16,6 +16,8 @@ import time
 import traceback
 import warnings
 
+from core.procutil import die_with_parent
+
 
 def measure(peer, n_envs, steps, policy, seed=0, budget_s=1.0, min_repeats=3,
             max_repeats=20, threads=None):
@@ -52,16 +54,6 @@ def measure(peer, n_envs, steps, policy, seed=0, budget_s=1.0, min_repeats=3,
 MAX_TRANSITIONS = 1 << 28
 
 
-def _die_with_parent() -> None:
-    """The harness starts this in a session of its own (so that a time-out kills all it
-    started); it must still die with the harness, whatever kills the harness."""
-    try:
-        import ctypes
-        ctypes.CDLL(None, use_errno=True).prctl(1, 9, 0, 0, 0)     # PR_SET_PDEATHSIG, SIGKILL
-    except Exception:
-        pass
-
-
 def _count(name, hi, lo=1):
     def parse(s):
         try:
@@ -91,7 +83,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def main(argv=None):
-    _die_with_parent()
+    die_with_parent()             # started in its own session: it must still die with the harness
     import peers
     ap = _Parser(prog="python -m peers.child")
     ap.add_argument("--peer", required=True, choices=peers.NAMES)

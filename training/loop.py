@@ -171,24 +171,19 @@ def train_quiet(cfg_dict: dict) -> dict:
         return {"config": cfg_dict, "error": str(e)}
 
 
-def _watch_parent(parent: int) -> None:
-    """In a pool process: exit as soon as the process that made the pool is gone (a thread
-    polling the parent pid: unlike PR_SET_PDEATHSIG it does not fire when the thread that
-    happened to start the process ends)."""
-    import threading
-
-    def watch():
-        while os.getppid() == parent:
-            time.sleep(0.5)
-        os._exit(1)
-    threading.Thread(target=watch, daemon=True).start()
-
-
 def process_pool(processes: int):
     """A spawn-context pool whose processes die with this process."""
     from concurrent.futures import ProcessPoolExecutor
     return ProcessPoolExecutor(max_workers=processes, mp_context=mp.get_context("spawn"),
-                               initializer=_watch_parent, initargs=(os.getpid(),))
+                               initializer=_pool_process_start, initargs=(os.getpid(),))
+
+
+def _pool_process_start(parent: int) -> None:
+    """A pool process exits as soon as the process that made the pool is gone: polling the
+    parent pid only (PR_SET_PDEATHSIG would fire when the thread that happened to start the
+    process ends)."""
+    from core.procutil import die_with_parent
+    die_with_parent(parent=parent, kernel=False, poll_s=0.5)
 
 
 def stop_pool(ex) -> None:

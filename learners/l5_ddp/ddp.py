@@ -26,7 +26,7 @@ a one-line StudyError, after which the learner refuses work; close() stops rank 
 (politely, then SIGKILL) and is idempotent.
 
 Modules: ddp.py (this: the group and one rank's learner), rank0.py (DDPLearner, the
-caller's side and owner of rank 1), rank1.py (the child process), comm_profile.py (where
+caller's side and owner of rank 1), rank1.py (the child process), scripts/ddp_comm_profile.py (where
 the time goes).
 
 The process group is built directly from a TCPStore (what torch.distributed.new_group

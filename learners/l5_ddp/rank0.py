@@ -4,7 +4,6 @@ from __future__ import annotations
 import datetime
 import os
 import signal
-import statistics
 import time
 from dataclasses import asdict, replace
 from typing import Optional
@@ -261,7 +260,3 @@ def _exit_text(code) -> str:
         except ValueError:
             return f"was killed by signal {-code}"
     return f"exited with status {code}"
-
-
-def median_update_s(learner: DDPLearner) -> float:
-    return statistics.median(learner.update_times) if learner.update_times else float("nan")

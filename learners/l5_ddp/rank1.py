@@ -4,35 +4,15 @@ from __future__ import annotations
 import datetime
 import os
 import signal
-import threading
-import time
 
 import numpy as np
 
 from core.learner import LearnConfig
+from core.procutil import die_with_parent
 from core.replay import shared_rows
 
 from .ddp import (CONNECT_TIMEOUT_S, RANKS, HalfBatchLearner, _MappedReplay, _one_line, make_group,
                   set_group_timeout, time_allreduce)
-
-
-def _die_with_parent(parent: int) -> None:
-    """SIGKILL this process when its parent dies: the kernel's PR_SET_PDEATHSIG, plus a
-    thread that polls the parent pid (covers the race before prctl, and a parent whose
-    spawning thread exited, which also fires PDEATHSIG on Linux)."""
-    try:
-        import ctypes
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)                # PR_SET_PDEATHSIG
-    except Exception:
-        pass
-
-    def watch():
-        while True:
-            if os.getppid() != parent:
-                os._exit(3)
-            time.sleep(0.2)
-    threading.Thread(target=watch, daemon=True, name="l5-parent-watch").start()
 
 
 def rank1_main(conn, parent: int, cfg_dict: dict, segment: str, capacity: int, port: int,
@@ -40,8 +20,8 @@ def rank1_main(conn, parent: int, cfg_dict: dict, segment: str, capacity: int, p
     """Rank 1: map the replay, join the group, then do what rank 0's messages say. It ends
     with os._exit (an interpreter that imported torch takes seconds to tear down on a busy
     machine, and there is nothing to flush but the pipe)."""
-    _die_with_parent(parent)
-    if os.getppid() != parent:
+    # SIGKILL when the parent dies, and a watch of its pid (the race before prctl)
+    if not die_with_parent(signal.SIGKILL, parent, poll_s=0.2, exit_code=3):
         os._exit(3)
     status, pg = 1, None
     try:

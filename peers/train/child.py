@@ -110,11 +110,11 @@ def main(argv=None) -> int:
     if a.hang:                       # a child that never answers: the parent's timeout test
         while True:
             time.sleep(1)
-    from .common import PeerSkipped
+    from .common import PeerUnavailable
     base = {"peer": settings.peer, "seed": settings.seed, "budget_s": settings.budget_s}
     try:
         row = run(settings)
-    except PeerSkipped as e:
+    except PeerUnavailable as e:
         row = {**base, "status": "skipped", "skipped": True, "solved": False, "reason": str(e)}
     except Exception as e:  # a crash is a row with the reason, not a dead stage
         row = {**base, "status": "failed", "skipped": True, "solved": False,

@@ -36,7 +36,7 @@ from __future__ import annotations
 import random
 import time
 
-from .common import Judge, PeerSkipped, package_versions, require, thread_info
+from .common import Judge, PeerUnavailable, package_versions, require, thread_info
 
 SOURCE = ("CleanRL cleanrl/dqn.py, Args defaults (github.com/vwxyzjn/cleanrl at fe8d8a0; "
           "docs.cleanrl.dev/rl-algorithms/dqn); transcribed, see peers/train/cleanrl_peer.py")
@@ -76,7 +76,7 @@ def run_cleanrl(settings) -> dict:
     import torch.optim as optim
     from stable_baselines3.common.buffers import ReplayBuffer
     if not hasattr(gym.vector, "AutoresetMode"):
-        raise PeerSkipped("gymnasium without AutoresetMode (needs >= 1.1)")
+        raise PeerUnavailable("gymnasium without AutoresetMode (needs >= 1.1)")
     import_s = time.perf_counter() - t_imp
 
     t_setup = time.perf_counter()

@@ -22,13 +22,14 @@ from __future__ import annotations
 import math
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional
 
 import numpy as np
 
 from core.evaluate import eval_seed, greedy_eval
 from core.spec import CARTPOLE
+from peers.base import PeerUnavailable
 
 THRESHOLD = CARTPOLE.solved_return
 WINDOW = 100
@@ -218,14 +219,10 @@ def thread_info(torch_mod=None, jax_used: bool = False) -> dict:
     return info
 
 
-class PeerSkipped(Exception):
-    """The peer cannot run here (a package missing or broken); the message is why."""
-
-
 def require(module: str, why: str = ""):
     import importlib
     try:
         return importlib.import_module(module)
     except Exception as e:  # ImportError, or a broken install raising something else
-        raise PeerSkipped(f"cannot import {module}{' (' + why + ')' if why else ''}: "
+        raise PeerUnavailable(f"cannot import {module}{' (' + why + ')' if why else ''}: "
                           f"{type(e).__name__}: {e}")

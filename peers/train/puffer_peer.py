@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .common import PeerSkipped, package_versions, require
+from .common import PeerUnavailable, package_versions, require
 
 
 def ocean_max_steps():
@@ -64,7 +64,7 @@ def run_puffer(settings) -> dict:
     version = package_versions(["pufferlib"])["pufferlib"]
     cap = ocean_max_steps()
     if cap is None:
-        raise PeerSkipped(f"pufferlib {version} has no Ocean CartPole here")
+        raise PeerUnavailable(f"pufferlib {version} has no Ocean CartPole here")
     pufferl = require("pufferlib.pufferl", "PufferLib's trainer")
     torch = require("torch")
     import random

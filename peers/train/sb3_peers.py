@@ -25,7 +25,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from .common import JitTimer, Judge, PeerSkipped, package_versions, require, thread_info
+from .common import JitTimer, Judge, PeerUnavailable, package_versions, require, thread_info
 
 ENV_ID = "CartPole-v1"
 
@@ -35,13 +35,13 @@ def zoo_hyperparams(algo: str = "dqn", env_id: str = ENV_ID):
     import importlib.util
     spec = importlib.util.find_spec("rl_zoo3")
     if spec is None or not spec.submodule_search_locations:
-        raise PeerSkipped("rl_zoo3 is not installed: its hyperparams/dqn.yml is the source "
+        raise PeerUnavailable("rl_zoo3 is not installed: its hyperparams/dqn.yml is the source "
                           "of the settings (pip install rl-zoo3, see requirements-peers.txt)")
     path = Path(list(spec.submodule_search_locations)[0]) / "hyperparams" / f"{algo}.yml"
     yaml = require("yaml", "to read rl-zoo3's hyperparameter file")
     table = yaml.safe_load(path.read_text())
     if env_id not in table:
-        raise PeerSkipped(f"{path} has no {env_id} entry")
+        raise PeerUnavailable(f"{path} has no {env_id} entry")
     return dict(table[env_id]), str(path), package_versions(["rl_zoo3"])["rl_zoo3"]
 
 
@@ -54,7 +54,7 @@ def zoo_kwargs(raw: dict):
                "exploration_final_eps", "exploration_initial_eps", "tau", "max_grad_norm"}
     extra = set(hp) - handled
     if extra:      # normalize, frame_stack, wrappers, schedules ...: not needed for CartPole
-        raise PeerSkipped(f"zoo entry has settings this runner does not apply: {sorted(extra)}")
+        raise PeerUnavailable(f"zoo entry has settings this runner does not apply: {sorted(extra)}")
     n_timesteps = int(hp.pop("n_timesteps"))
     policy = hp.pop("policy")
     n_envs = int(hp.pop("n_envs", 1))

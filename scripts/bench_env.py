@@ -1,7 +1,8 @@
 """RungVectorEnv.step() against the rung's own generate(), per transition (random actions).
 
-    PYTHONPATH=. .venv/bin/python -m versions.cartpole.common.bench_env --version v5b_simd --envs 4096
-    from versions.cartpole.common.bench_env import bench_step_vs_generate   # -> dict (for the bench)
+    PYTHONPATH=. .venv/bin/python scripts/bench_env.py --version v5b_simd --envs 4096
+
+A development probe (examples/README.md quotes what it showed); not part of the bench.
 
 Three timings, interleaved round by round so that a busy machine slows all alike, medians:
   step      RungVectorEnv.step(actions) over `steps` steps, the actions drawn beforehand

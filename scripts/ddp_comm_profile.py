@@ -1,6 +1,8 @@
 """Where L5's update time goes: all-reduce against compute, measured.
 
-    PYTHONPATH=. .venv/bin/python -m learners.l5_ddp.comm_profile [--reps 7] [--updates 256]
+    PYTHONPATH=. .venv/bin/python scripts/ddp_comm_profile.py [--reps 7] [--updates 256]
+
+A development probe (learners/l5_ddp/NOTES.md quotes what it showed); not part of the bench.
 
 Interleaved, `reps` times: L1 with the full minibatch (B) and with half of it (B/2: what
 one rank computes), in this process; L5's update, with DDP's all-reduce timed by a comm
