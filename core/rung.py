@@ -28,6 +28,22 @@ def _always_available() -> Optional[str]:
     return None
 
 
+@dataclass(frozen=True)
+class Memory:
+    """The peak memory of `python -m harness generate` with a rung, measured (harness/memory.py
+    says how; tests/test_reliability_memory.py checks it within 0.8x-1.5x of a measured
+    peak). The defaults are the most expensive rung's: a rung that declares nothing is not
+    under-estimated."""
+    base_mb: float = 260.0
+    """The interpreter and the rung's imports."""
+    batches: float = 5.0
+    """The rung's own working set, in units of one call's batch (1 for a rung that fills
+    NumPy arrays; v1's Python lists about 4)."""
+    worker_mb: float = 20.0
+    """Each worker process or rank of its own (PSS: forked workers share most pages); 0 for
+    a rung whose workers are threads."""
+
+
 class Part:
     """What a rung and a learner declaration share: availability, their code, ordering and
     the checks common to both (each declares NAME_RE, COMMON_SOURCES and its own checks)."""
@@ -104,6 +120,8 @@ class Rung(Part):
     """micro_step(n) -> a callable doing one environment step of n environments (micro-benchmarks)."""
     micro_forward: Optional[Callable[[int], Callable[[], None]]] = None
     """micro_forward(n) -> a callable doing one Q-network forward pass for n observations."""
+    memory: Memory = Memory()
+    """Its peak-memory model (refusing a size that would not fit before anything runs)."""
     perft: Optional[Callable[[str, int], int]] = None
     """A chess rung's own move generator: perft(fen, depth) -> the number of leaf positions
     (`harness perft`, checked against the published counts)."""

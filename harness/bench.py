@@ -22,7 +22,8 @@ from typing import List
 from core import discover, results
 from core.api import POLICIES, StudyError
 from core.rung import ROOT, Rung
-from .cli_util import add_workload_arg, bounded_float, check_generate_size, positive_int, seed_int
+from .cli_util import add_workload_arg, bounded_float, positive_int, seed_int
+from .memory import check_generate_size
 from .progress import Progress
 
 DEFAULT_SHAPES = [(20, 32), (4096, 32)]
@@ -156,7 +157,7 @@ def check_plan(versions: List[Rung], args) -> None:
                     if w <= v.workers_limit():
                         v.check_workers(w, n)
             w = max(args.workers or [1]) if v.parallel else 1
-            check_generate_size(n, steps, rung=v.name, workers=min(w, v.workers_limit()),
+            check_generate_size(n, steps, rung=v, workers=min(w, v.workers_limit()),
                                 what=f"{v.name} at N={n} x T={steps}", batch_bytes=batch_bytes)
 
 
@@ -180,7 +181,7 @@ def cmd_measure(args):
     from core.api import GenConfig
     v = discover.runnable_rung(args.version, args.workload)
     v.check_workers(args.workers, args.envs)
-    check_generate_size(args.envs, args.steps, rung=v.name, workers=args.workers,
+    check_generate_size(args.envs, args.steps, rung=v, workers=args.workers,
                         what=f"{v.name} at N={args.envs} x T={args.steps}",
                         batch_bytes=discover.workload(args.workload).batch.bytes_per_transition)
     cfg = GenConfig(n_envs=args.envs, seed=args.seed, policy=args.policy, workers=args.workers)

@@ -11,12 +11,10 @@ import math
 import os
 import sys
 from dataclasses import MISSING, fields
-from typing import Iterable, Optional
+from typing import Iterable
 
 from core.errors import StudyError
-from core.spec import BATCH
 
-MAX_TRANSITIONS = 1 << 28          # per generate call
 MAX_COUNT = 1 << 40                # any count beyond this is a typo, not a request
 
 
@@ -87,106 +85,6 @@ def bounded_float(name: str, lo: float = -math.inf, hi: float = math.inf,
 
 def epsilon_float(s):
     return bounded_float("epsilon", 0.0, 1.0)(s)
-
-
-def available_bytes() -> int:
-    """Memory this process can still take: MemAvailable (what the kernel can give without
-    swapping), else free pages; less if a cgroup (container) limit leaves less."""
-    avail = None
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    avail = int(line.split()[1]) * 1024
-                    break
-    except (OSError, ValueError, IndexError):
-        pass
-    if avail is None:
-        try:
-            avail = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
-        except (ValueError, OSError):
-            avail = 1 << 34
-    for limit_f, usage_f in (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
-                             ("/sys/fs/cgroup/memory/memory.limit_in_bytes",
-                              "/sys/fs/cgroup/memory/memory.usage_in_bytes")):
-        try:
-            with open(limit_f) as f:
-                limit = f.read().strip()
-            with open(usage_f) as f:
-                usage = int(f.read().strip())
-        except (OSError, ValueError):
-            continue
-        if limit.isdigit() and int(limit) < (1 << 60):
-            avail = min(avail, max(0, int(limit) - usage))
-    return avail
-
-
-def check_memory(need_bytes: int, what: str, fraction: float = 0.7) -> None:
-    """Refuse work whose peak memory would not fit in `fraction` of what is available.
-    STUDY_MEMORY_LIMIT_BYTES, if set, stands in for the available memory (tests)."""
-    forced = os.environ.get("STUDY_MEMORY_LIMIT_BYTES")
-    avail = int(forced) if forced and forced.isdigit() else available_bytes()
-    if need_bytes > fraction * avail:
-        raise StudyError(f"{what} needs about {_gib(need_bytes)} at its peak, more than "
-                         f"this machine can give ({_gib(avail)} available, of which "
-                         f"{int(fraction * 100)}% may be used); use a smaller size")
-
-
-def _gib(n: float) -> str:
-    return f"{n / 2 ** 30:.2f} GiB" if n < 10 * 2 ** 30 else f"{n / 2 ** 30:,.0f} GiB"
-
-
-# The peak memory of `python -m harness generate`, measured: the interpreter and the
-# rung's imports (BASE_BYTES), then, in units of one call's batch (N x T x 46 bytes), the
-# rung's own working set (RUNG_BATCHES: 1 for a rung that fills NumPy arrays; v1's Python
-# lists ~4; v2's workers hold v1's lists beside the shared segment) plus the harness's
-# copy of every call and the concatenation written to the .npz (2 x calls). Measured as
-# the peak PSS summed over the command's processes (so shared memory counts once) on a
-# 2-core AMD EPYC, Python 3.11: v4_cpp at 98 MB of output peaked at 344 MB (estimate 334),
-# v3_numba 476 (464), v1_python at 23 MB 170 (172), v2_multiprocessing with 2 workers 196
-# (208), v6_mpi with 2 ranks 330 (339). tests/test_reliability_memory.py checks the
-# estimate stays within 0.8x-1.5x of a measured peak. A rung not listed gets the most
-# expensive model.
-MB = 1 << 20
-CALL_BYTES = 2048          # a call's six array objects and their dict, kept until the end
-BASE_BYTES = {"default": 260 * MB, "v1_python": 40 * MB, "v1b_numpy": 40 * MB,
-              "v2_multiprocessing": 60 * MB, "v3_numba": 170 * MB, "v3b_numba_parallel": 170 * MB,
-              "v4_cpp": 40 * MB, "v5_openmp": 40 * MB, "v5b_simd": 40 * MB, "v6_mpi": 45 * MB}
-# Each worker process or rank of its own (PSS: forked workers share most pages).
-WORKER_BYTES = {"default": 20 * MB, "v2_multiprocessing": 8 * MB, "v6_mpi": 6 * MB}
-THREAD_RUNGS = ("v1_python", "v1b_numpy", "v3_numba", "v3b_numba_parallel", "v4_cpp",
-                "v5_openmp", "v5b_simd")
-RUNG_BATCHES = {"default": 5.0, "v1_python": 4.0, "v1b_numpy": 1.0, "v2_multiprocessing": 4.5,
-                "v3_numba": 1.0, "v3b_numba_parallel": 1.0, "v4_cpp": 1.0, "v5_openmp": 1.0,
-                "v5b_simd": 1.0, "v6_mpi": 1.0}
-
-
-def _model(rung: Optional[str]):
-    key = rung if rung in BASE_BYTES else next(
-        (k for k in BASE_BYTES if rung and k != "default" and rung.startswith(k + "_")), "default")
-    return BASE_BYTES[key], RUNG_BATCHES.get(key, RUNG_BATCHES["default"])
-
-
-def generate_peak_bytes(n_envs: int, steps: int, calls: int = 1, rung: Optional[str] = None,
-                        workers: int = 1, batch_bytes: int = BATCH.bytes_per_transition) -> int:
-    """Peak memory of `generate` (see BASE_BYTES above): base + one batch x (the rung's
-    own batches + 2 x calls), and the processes of its own for each worker or rank."""
-    base, own = _model(rung)
-    per = n_envs * steps * batch_bytes
-    key = next((k for k in WORKER_BYTES if rung and (rung == k or rung.startswith(k + "_"))), None)
-    threads = rung is not None and any(rung == k or rung.startswith(k + "_") for k in THREAD_RUNGS)
-    each = WORKER_BYTES[key] if key else (0 if threads else WORKER_BYTES["default"])
-    return int(base + per * (own + 2 * calls) + CALL_BYTES * calls + each * max(0, workers - 1))
-
-
-def check_generate_size(n_envs: int, steps: int, calls: int = 1, rung: Optional[str] = None,
-                        what: str = "", workers: int = 1,
-                        batch_bytes: int = BATCH.bytes_per_transition) -> None:
-    if n_envs * steps > MAX_TRANSITIONS:
-        raise StudyError(f"--envs x --steps = {n_envs * steps:,} transitions per call; at most "
-                         f"{MAX_TRANSITIONS:,}")
-    check_memory(generate_peak_bytes(n_envs, steps, calls, rung, workers, batch_bytes),
-                 what or f"N={n_envs} x T={steps} x calls={calls}")
 
 
 def add_dataclass_args(p: argparse.ArgumentParser, cls, skip: Iterable[str] = (),

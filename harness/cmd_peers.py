@@ -19,7 +19,8 @@ from typing import Callable, List, Optional
 
 from core.api import POLICIES, StudyError
 from core.procutil import kill_group
-from .cli_util import MAX_TRANSITIONS, check_memory, positive_int
+from .cli_util import positive_int
+from .memory import MAX_TRANSITIONS, check_memory
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH_STAGE = (30, "Peers")

@@ -11,8 +11,8 @@ import numpy as np
 from core import discover, results
 from core.errors import StudyError
 
-from .cli_util import (add_dataclass_args, check_memory, check_threads, config_from_args,
-                       out_path, positive_int)
+from .cli_util import add_dataclass_args, check_threads, config_from_args, out_path, positive_int
+from .memory import check_memory
 
 
 def register(sub):
@@ -65,11 +65,12 @@ def train_peak_bytes(cfg, concurrent: int = 1) -> int:
     copies), the replay rows it can fill, and the generator (twice when pipelined: the
     actor process has its own interpreter)."""
     from core.spec import REPLAY
-    from .cli_util import generate_peak_bytes
+    from core.discover import get_rung
+    from .memory import generate_peak_bytes
     rows = min(cfg.buffer_size, cfg.max_rounds * cfg.envs * cfg.steps)
     h = cfg.hidden
     params = 4 * h + h + h * h + h + 2 * h + 2
-    gen = generate_peak_bytes(cfg.envs, cfg.steps, 1, cfg.version, cfg.workers)
+    gen = generate_peak_bytes(cfg.envs, cfg.steps, 1, get_rung(cfg.version), cfg.workers)
     acts = cfg.batch_size * (4 + 2 * h + 2) * 4 * 6     # activations and their gradients, x2 nets
     one = ((400 << 20) + 5 * 4 * params + acts + rows * REPLAY.width * 4
            + gen * (2 if cfg.pipelined else 1))

@@ -13,7 +13,8 @@ from core import discover
 from core.api import POLICIES, WEIGHT_KEYS, GenConfig, StudyError, check_weights
 from core.learner import LearnConfig
 
-from .cli_util import (check_generate_size, epsilon_float, in_file, out_path, positive_int,
+from .memory import check_generate_size
+from .cli_util import (epsilon_float, in_file, out_path, positive_int,
                        seed_int, add_workload_arg)
 from .progress import Progress
 
@@ -219,7 +220,7 @@ def cmd_generate(args):
     v = discover.runnable_rung(args.version, args.workload)
     w = discover.workload(args.workload)
     v.check_workers(args.workers, args.envs)
-    check_generate_size(args.envs, args.steps, args.calls, rung=v.name, workers=args.workers,
+    check_generate_size(args.envs, args.steps, args.calls, rung=v, workers=args.workers,
                         batch_bytes=w.batch.bytes_per_transition)
     weights = load_weights(args.weights, check=w.check_weights)
     out = out_path(args.out, ".npz")

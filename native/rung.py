@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from typing import Optional, Tuple
 
-from core.rung import Rung
+from core.rung import Memory, Rung
+
+NATIVE_MEMORY = Memory(base_mb=40, batches=1.0, worker_mb=0)   # fills NumPy arrays; threads
 
 NATIVE_SOURCES = ("native/include", "native/pygen.py", "native/loader.py", "native/rung.py",
                   "native/stepper.py", "native/CMakeLists.txt")
@@ -21,7 +23,8 @@ NATIVE_SOURCES = ("native/include", "native/pygen.py", "native/loader.py", "nati
 def native_rung(module: str, *, number: str, title: str, summary: str,
                 parallel: Optional[str] = None, max_workers: int = 1,
                 verify_workers: Tuple[int, ...] = (1,), serial_base: Optional[str] = None,
-                stepper: bool = False, sources: Tuple[str, ...] = ()) -> Rung:
+                stepper: bool = False, sources: Tuple[str, ...] = (),
+                memory: Memory = NATIVE_MEMORY) -> Rung:
     threaded = parallel == "threads"
 
     def core(n_envs, egreedy, seed=0, epsilon=0.1, threads=1):
@@ -65,4 +68,4 @@ def native_rung(module: str, *, number: str, title: str, summary: str,
                 verify_workers=verify_workers, serial_base=serial_base,
                 sources=NATIVE_SOURCES + tuple(sources), build_info=build_info,
                 make_stepper=make_stepper if stepper else None,
-                micro_step=micro_step, micro_forward=micro_forward)
+                micro_step=micro_step, micro_forward=micro_forward, memory=memory)

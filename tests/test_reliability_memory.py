@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli_util import generate_peak_bytes
+from core.discover import get_rung
+from harness.memory import generate_peak_bytes
 from versions.cartpole.v6_mpi import version as v6
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -69,7 +70,7 @@ def measure(script, tmp_path, rung, n, t, workers=1):
 ])
 def test_estimate_matches_peak_rss(tmp_path, rung, n, t):
     peak = measure(WRAPPER, tmp_path, rung, n, t)
-    est = generate_peak_bytes(n, t, 1, rung)
+    est = generate_peak_bytes(n, t, 1, get_rung(rung))
     assert 0.8 <= est / peak <= 1.5, (rung, est / 2 ** 20, peak / 2 ** 20)
 
 
@@ -80,5 +81,5 @@ def test_estimate_matches_peak_rss(tmp_path, rung, n, t):
 ])
 def test_estimate_matches_the_peak_of_a_process_tree(tmp_path, rung, n, t, workers):
     peak = measure(SAMPLED, tmp_path, rung, n, t, workers)
-    est = generate_peak_bytes(n, t, 1, rung)
+    est = generate_peak_bytes(n, t, 1, get_rung(rung), workers)
     assert 0.8 <= est / peak <= 1.5, (rung, est / 2 ** 20, peak / 2 ** 20)

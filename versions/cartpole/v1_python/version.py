@@ -1,5 +1,5 @@
 """v1_python: the baseline rung, plain Python."""
-from core.rung import Rung
+from core.rung import Memory, Rung
 
 
 def make_generator(cfg):
@@ -34,6 +34,7 @@ def micro_forward(n_envs):
 
 
 RUNG = Rung(
+    memory=Memory(base_mb=40, batches=4.0, worker_mb=0),
     number="1", title="Python", baseline=True,
     summary="Plain Python: lists, floats and math, one environment and one multiply at a time",
     make_generator=make_generator, micro_step=micro_step, micro_forward=micro_forward)

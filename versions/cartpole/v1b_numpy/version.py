@@ -1,5 +1,5 @@
 """v1b_numpy: structure of arrays over environments, whole-array NumPy operations."""
-from core.rung import Rung
+from core.rung import Memory, Rung
 
 
 def make_generator(cfg):
@@ -36,6 +36,7 @@ def micro_forward(n_envs):
 
 
 RUNG = Rung(
+    memory=Memory(base_mb=40, batches=1.0, worker_mb=0),
     number="1b", title="NumPy",
     summary=("Structure of arrays over the N environments (like Gymnasium's vector env): "
              "whole-array float64 step, uint64 RNG, batched float32 MLP"),

@@ -1,5 +1,5 @@
 """v2_multiprocessing: v1's code in persistent worker processes, outputs in shared memory."""
-from core.rung import Rung
+from core.rung import Memory, Rung
 
 
 def available():
@@ -15,6 +15,7 @@ def make_generator(cfg):
 
 
 RUNG = Rung(
+    memory=Memory(base_mb=60, batches=4.5, worker_mb=8),
     number="2", title="Python, processes",
     summary=("v1's step in persistent worker processes, each owning a slice of the "
              "environments and writing its columns of the batch into shared memory"),

@@ -1,5 +1,5 @@
 """v3_numba: the whole T-step rollout compiled with Numba, one thread."""
-from core.rung import Rung
+from core.rung import Memory, Rung
 
 
 def available():
@@ -45,6 +45,7 @@ def micro_forward(n_envs):
 
 
 RUNG = Rung(
+    memory=Memory(base_mb=170, batches=1.0, worker_mb=0),
     number="3", title="Numba",
     summary=("The whole T-step rollout (RNG, float32 MLP, float64 step, reset) as one "
              "@njit kernel writing into preallocated arrays; serial"),

@@ -1,7 +1,7 @@
 """v3b_numba_parallel: v3's compiled rollout, environments spread over threads (prange)."""
 import os
 
-from core.rung import Rung
+from core.rung import Memory, Rung
 from versions.cartpole.v3_numba.version import available  # same requirement: numba
 
 
@@ -29,6 +29,7 @@ def make_generator(cfg):
 
 
 RUNG = Rung(
+    memory=Memory(base_mb=170, batches=1.0, worker_mb=0),
     number="3b", title="Numba, threads",
     summary=("v3's kernel with prange over blocks of 64 environments: --workers Numba threads, "
              "each running its blocks for all T steps"),

@@ -1,5 +1,5 @@
 """v6_mpi: the rollout spread over MPI ranks, gathered to rank 0 (the learner's side)."""
-from core.rung import Rung
+from core.rung import Memory, Rung
 
 
 def available():
@@ -46,6 +46,7 @@ def build_info():
 
 
 RUNG = Rung(
+    memory=Memory(base_mb=45, batches=1.0, worker_mb=6),
     number="6", title="C++ / MPI",
     summary=("MPI ranks each run the shared C++ rollout on a contiguous slice of the "
              "environments; one gather collective with derived datatypes lands every block in the "
