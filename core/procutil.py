@@ -319,6 +319,21 @@ def sweep_tmp_files(folder: Path, stem: str) -> None:
         pass
 
 
+# ---- thread pools pinned in a child's environment -----------------------------------------
+
+THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+               "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
+
+
+def pinned_threads(blas: int, omp: Optional[int] = None) -> dict:
+    """Environment variables that hold a child's BLAS pools (and torch's) to `blas` threads
+    and OpenMP's to `omp` (default: `blas`). Set in the environment of the command that
+    runs, so that every library reads them before it starts its pool."""
+    env = {k: str(blas) for k in THREAD_VARS}
+    env["OMP_NUM_THREADS"] = str(blas if omp is None else omp)
+    return env
+
+
 # ---- children die with their parent ------------------------------------------------------
 
 def die_with_parent(sig: int = signal.SIGKILL, parent: Optional[int] = None, *,

@@ -86,12 +86,11 @@ def _stages_arg(s: str) -> str:
 def thread_env(version: Rung, workers: int) -> dict:
     """Environment for one measurement: BLAS and torch pinned to one thread; OpenMP and
     Numba to the version's own thread count when threads are its knob."""
+    from core.procutil import pinned_threads
     env = dict(os.environ)
     threads = workers if version.parallel == "threads" else 1
     env.update({
-        "OMP_NUM_THREADS": str(threads),
-        "OPENBLAS_NUM_THREADS": "1",
-        "MKL_NUM_THREADS": "1",
+        **pinned_threads(1, omp=threads),
         "NUMBA_NUM_THREADS": str(max(threads, os.cpu_count() or 1)),
         "STUDY_RUN_ID": results.RUN_ID,
         "PYTHONPATH": str(ROOT) + os.pathsep + env.get("PYTHONPATH", ""),

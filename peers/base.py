@@ -19,17 +19,16 @@ from typing import Dict, Optional
 import numpy as np
 
 from core.api import DEFAULT_EPSILON, init_weights
+from core.procutil import pinned_threads
 
 POLICY_THREADS = 1
-THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
-               "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
 
 
 def thread_env(threads: int, policy_threads: int = None) -> Dict[str, str]:
     """Environment variables for a peer's process: BLAS/OpenMP (the PyTorch policy) held to
     `policy_threads` (default POLICY_THREADS), XLA's CPU thread pool on only if `threads` > 1."""
     pt = POLICY_THREADS if policy_threads is None else policy_threads
-    env = {k: str(pt) for k in THREAD_VARS}
+    env = pinned_threads(pt)
     env["XLA_FLAGS"] = f"--xla_cpu_multi_thread_eigen={'true' if threads > 1 else 'false'}"
     return env
 

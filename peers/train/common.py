@@ -27,6 +27,7 @@ from typing import Callable, Dict, List, Optional
 
 import numpy as np
 
+from core import procutil
 from core.evaluate import eval_seed, greedy_eval
 from core.spec import CARTPOLE
 from peers.base import PeerUnavailable
@@ -192,13 +193,12 @@ def package_versions(names) -> Dict[str, Optional[str]]:
     return out
 
 
-THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
-               "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "XLA_FLAGS")
+THREAD_VARS = procutil.THREAD_VARS + ("XLA_FLAGS",)
 
 
 def pinned_thread_env(threads: int) -> Dict[str, str]:
     """Environment that holds BLAS/OpenMP (so torch) and XLA's CPU pool to `threads`."""
-    env = {k: str(threads) for k in THREAD_VARS if k != "XLA_FLAGS"}
+    env = procutil.pinned_threads(threads)
     if threads == 1:
         env["XLA_FLAGS"] = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
     return env
