@@ -53,6 +53,7 @@ KIND_FIELDS: Dict[str, Sequence[str]] = {
     "e2e": ("entry", "seed"),
     "mpi": ("what",),
     "trials": ("trial",),
+    "perft": ("version", "position", "depth", "nodes"),
 }
 _warned: set = set()
 

@@ -197,14 +197,16 @@ def cmd_measure(args):
     print(json.dumps(row))
 
 
-def bench_stages():
-    """(order, name, title, function) of every module harness/cmd_*.py with a BENCH_STAGE."""
+def bench_stages(workload: str = discover.DEFAULT_WORKLOAD):
+    """(order, name, title, function) of every module harness/cmd_*.py with a BENCH_STAGE
+    for this workload (BENCH_WORKLOAD; CartPole's when the module does not say)."""
     stages = []
     here = Path(__file__).parent
     for m in pkgutil.iter_modules([str(here)]):
         if m.name.startswith("cmd_"):
             mod = importlib.import_module(f"harness.{m.name}")
-            if hasattr(mod, "BENCH_STAGE") and hasattr(mod, "bench_stage"):
+            if (hasattr(mod, "BENCH_STAGE") and hasattr(mod, "bench_stage")
+                    and getattr(mod, "BENCH_WORKLOAD", discover.DEFAULT_WORKLOAD) == workload):
                 order, title = mod.BENCH_STAGE
                 stages.append((order, m.name[4:], title, mod.bench_stage))
     return sorted(stages)
@@ -214,7 +216,7 @@ def cmd_bench(args):
     from .verify import verifier_for
     versions = ([discover.get_rung(n, args.workload) for n in args.version] if args.version
                 else discover.rungs(args.workload))
-    stages = {name for _, name, _, _ in bench_stages()}
+    stages = {name for _, name, _, _ in bench_stages(args.workload)}
     wanted = None if args.stages == "all" else set() if args.stages == "none" else set(args.stages.split(","))
     if wanted and not wanted <= stages:
         raise StudyError(f"--stages: unknown stage(s) {', '.join(sorted(wanted - stages))}; "
@@ -297,10 +299,9 @@ def cmd_bench(args):
           file=sys.stderr)
     failures += timing_failures
 
-    # 3. the extra stages (CartPole's: the learners, peers, ceilings and MPI stages measure it)
-    if (args.stages != "none" and not args.version and not args.envs
-            and args.workload == discover.DEFAULT_WORKLOAD):
-        for order, name, title, fn in bench_stages():
+    # 3. the workload's extra stages
+    if args.stages != "none" and not args.version and not args.envs:
+        for order, name, title, fn in bench_stages(args.workload):
             if wanted is not None and name not in wanted:
                 continue
             prog = Progress(f"stage {name}")

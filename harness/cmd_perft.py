@@ -91,3 +91,42 @@ def cmd_perft(args) -> int:
         print(f"{rung.name} perft({args.depth}) = {nodes:,} in {secs:.3f} s "
               f"({nodes / max(secs, 1e-9) / 1e6:.1f} M nodes/s){check}")
     return 1 if want is not None and want != nodes else 0
+
+
+# ---- the bench stage: every move generator over the published table -----------------------
+
+BENCH_STAGE = (10, "Perft: each chess rung's move generator over the published positions")
+BENCH_WORKLOAD = WORKLOAD
+BENCH_DEPTHS = {"start": 5}        # the others to depth 4 (WORKLOAD.md, check 3)
+QUICK_DEPTH = 3
+
+
+def bench_stage(quick: bool, progress) -> int:
+    """Count and time every published position with each chess rung that has a move
+    generator; one row per (rung, position). Returns how many counts were wrong."""
+    from core import results
+    wrong = 0
+    for rung in discover.rungs(WORKLOAD):
+        if rung.perft is None or rung.unavailable_reason():
+            continue
+        for name, (fen, counts) in published().items():
+            depth = QUICK_DEPTH if quick else BENCH_DEPTHS.get(name, 4)
+            progress.note(f"{rung.name} perft({depth}) {name}")
+            samples = []
+            for _ in range(1 if quick else 3):
+                t0 = time.perf_counter()
+                nodes = int(rung.perft(fen, depth))
+                samples.append(time.perf_counter() - t0)
+            ok = nodes == counts[depth - 1]
+            wrong += not ok
+            med = sorted(samples)[len(samples) // 2]
+            results.append("perft", {
+                "version": rung.name, "workload": WORKLOAD, "position": name, "fen": fen,
+                "depth": depth, "nodes": nodes, "published": counts[depth - 1], "correct": ok,
+                "samples_s": samples, "median_s": med, "nodes_per_s": nodes / med,
+                "build_info": rung.build_info() if rung.build_info else None,
+                "sources": list(rung.source_paths()),
+                "source_hash": results.source_hash(rung.source_paths())}, quick=quick)
+            progress.note(f"{rung.name} {name} d{depth}: {nodes:,} "
+                          f"{'OK' if ok else 'WRONG'}, {nodes / med / 1e6:.1f} M nodes/s")
+    return wrong

@@ -15,6 +15,7 @@ from core import results as _results
 from core.machine import describe, machine_id
 
 REPORT_DIR = Path(__file__).resolve().parent
+MACHINE_KINDS = ("ceilings",)      # rows about the machine, shared by every workload's part
 
 
 class Context:
@@ -53,7 +54,7 @@ class Context:
             rows = []
             for r in _results.load(kind, machine_name=self.machine, quick=self.quick,
                                    directory=self.results_dir):
-                if r.get("workload", "cartpole") != self.workload:
+                if kind not in MACHINE_KINDS and r.get("workload", "cartpole") != self.workload:
                     continue
                 m = r.get("provenance", {}).get("machine")
                 if isinstance(m, dict) and machine_id(m) != self.machine:

@@ -138,6 +138,9 @@ def render(results_dir=None, report_dir=None, update_readme=None, machine=None,
             (tmp / "HEADLINE.md").write_text(headline_markdown(ctx))
         _phase("rendered")
         _swap(tmp, report_dir)
+        if update_readme:
+            from . import notes
+            notes.write(ctx)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return report_dir / "REPORT.md"

@@ -35,3 +35,21 @@ def test_committed_report_renders_byte_for_byte_from_shuffled_mtimes(tmp_path):
     committed_figs = {p.name for p in (ROOT / "report" / "figures").glob("*.png")}
     fresh_figs = {p.name for p in (out / "figures").glob("*.png")}
     assert fresh_figs == committed_figs
+
+
+def test_notes_blocks_are_what_the_rows_render_to():
+    """Every NOTES.md's measured block is what `make report` writes from the committed rows
+    (numbers are rendered, never typed in)."""
+    from report import notes
+    from report.context import Context
+    ctx = Context(ROOT / "results", report_dir=None)
+    stale = [str(p.relative_to(ROOT)) for p, text in notes.rendered(ctx).items()
+             if p.read_text() != text]
+    assert not stale, f"run `make report` and commit: {stale}"
+
+
+def test_notes_block_is_rendered_between_its_markers(tmp_path):
+    from report import notes
+    text = f"# v9\n\nprose\n\n{notes.START}\nold 1.0 M\n{notes.END}\n\nmore prose\n"
+    new = notes.BLOCK.sub(lambda _: f"{notes.START}\nnew\n{notes.END}", text)
+    assert new == f"# v9\n\nprose\n\n{notes.START}\nnew\n{notes.END}\n\nmore prose\n"

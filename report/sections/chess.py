@@ -1,0 +1,94 @@
+"""The chess part: its verification, its ladder, the move generators' perft, its peers.
+
+Chess is the workload where generation is the cost (versions/chess/WORKLOAD.md): the same
+rows as CartPole's (kind throughput, verification), marked with their workload, and perft
+rows of each rung that has a move generator of its own.
+"""
+from report.context import fmt_si, fmt_time, md_table
+from report.data import ladder_rows, ladder_shapes, stale, tps_iqr, version_key, workers_cell
+
+ORDER = 60
+WORKLOAD = "chess"
+
+
+def verification(ctx) -> str:
+    rows = ctx.latest("verification", ("version",))
+    if not rows:
+        return ""
+    body = [(f"`{r['version']}`", r["status"],
+             (r.get("reason") or f"{r.get('checks', '?')} checks").replace("|", "\\|")[:200])
+            for r in sorted(rows, key=lambda r: version_key(r["version"]))]
+    return ("### Verification\n\nThe checks of versions/chess/WORKLOAD.md: every transition "
+            "replayed on a python-chess board (positions, legal masks, the opponent's replies, "
+            "rewards and game ends), equality with v1 batch for batch, and equality across worker "
+            "counts. A rung that does not pass gets no number.\n\n"
+            + md_table(["Version", "Status", "Detail"], body) + "\n")
+
+
+def ladder(ctx, bytes_per_transition: int) -> str:
+    out = []
+    for policy in ("random", "egreedy"):
+        for n, t in ladder_shapes(ctx):
+            rows = ladder_rows(ctx, policy, n, t)
+            if not rows:
+                continue
+            base = next((r for r in rows if r.get("baseline")), None)
+            body, prev = [], None
+            for r in rows:
+                tps = r["transitions_per_s"]
+                iqr = tps_iqr(r)
+                spread = f" [{fmt_si(iqr[0])}-{fmt_si(iqr[1])}]" if iqr else ""
+                body.append((
+                    f"`{r['version']}`" + (" †" if stale(r) else ""), r["title"], workers_cell(r),
+                    fmt_time(n * t / tps), f"{fmt_si(tps)}{spread}",
+                    f"{tps / base['transitions_per_s']:,.1f}" if base else "-",
+                    f"{tps / prev:,.2f}" if prev else "-",
+                    f"{fmt_si(tps * bytes_per_transition)}B/s"))
+                prev = tps
+            out.append(f"**{policy}, N={n}, T={t}**\n\n" + md_table(
+                ["Version", "Implementation", "Workers", f"Time per batch ({n}x{t})",
+                 "Transitions/s [IQR]", "Absolute speedup", "Relative speedup", "Batch bytes written"],
+                body))
+    if not out:
+        return ""
+    return ("### The chess ladder\n\nTransitions per second of `generate(T)` (the agent's move and "
+            "the opponent's reply), median of timed calls after a warm-up, IQR in brackets; "
+            f"absolute speedup over v1, relative over the rung above. A transition's arrays are "
+            f"{bytes_per_transition:,} bytes (compact positions and legal masks: "
+            "WORKLOAD.md), the last column what the rung writes per second. † the rung's code "
+            "changed since its row was measured.\n\n" + "\n\n".join(out) + "\n")
+
+
+def perft(ctx) -> str:
+    rows = ctx.latest("perft", ("version", "position", "depth"))
+    if not rows:
+        return ""
+    body = []
+    for r in sorted(rows, key=lambda r: (version_key(r["version"]), r["position"])):
+        q = sorted(r.get("samples_s") or [r["median_s"]])
+        lo, hi = r["nodes"] / q[-1], r["nodes"] / q[0]
+        body.append((f"`{r['version']}`" + (" †" if stale(r) else ""), r["position"], r["depth"],
+                     f"{r['nodes']:,}", "yes" if r.get("correct") else "**NO**",
+                     f"{r['nodes_per_s'] / 1e6:,.1f} [{lo / 1e6:,.1f}-{hi / 1e6:,.1f}]"))
+    text = ("### Perft: the move generators\n\nLeaf positions counted to a depth from the "
+            "published positions (versions/chess/perft-published.tsv: the chessprogramming "
+            "wiki's table), bulk-counted at the last ply, on one core; every count must equal "
+            "the published one. Median of 3 timings, range in brackets.\n\n"
+            + md_table(["Version", "Position", "Depth", "Leaves", "Equals the published count",
+                        "M nodes/s [range]"], body) + "\n")
+    return text
+
+
+def render(ctx):
+    from core.discover import workload
+    c = ctx.for_workload(WORKLOAD)
+    try:
+        bpt = workload(WORKLOAD).batch.bytes_per_transition
+    except Exception:
+        bpt = 0
+    parts = [p for p in (verification(c), ladder(c, bpt), perft(c)) if p]
+    head = ctx.heading("## Chess: the workload where generation is the cost") + "\n\n"
+    if not parts:
+        return head + ("No chess rows for this machine yet: `make bench` measures them "
+                       "(`python -m harness bench --workload chess`).\n")
+    return head + "\n".join(parts)
