@@ -254,3 +254,11 @@ def test_cli_train_saves_weights(tmp_path, capsys):
         assert z["w3"].shape == (2, 128)
     rows = results.load("train")
     assert rows[-1]["role"] == "cli" and rows[-1]["rounds"] == 3 and len(rows[-1]["returns"]) >= 0
+
+
+def test_a_quick_run_that_does_not_solve_is_not_a_failed_stage():
+    from harness.cmd_e2e import counts_as_failure
+    assert counts_as_failure({"solved": False}, quick=False)
+    assert not counts_as_failure({"solved": False}, quick=True)
+    assert not counts_as_failure({"solved": True}, quick=False)
+    assert counts_as_failure({"solved": False, "error": "crashed"}, quick=True)
