@@ -6,7 +6,7 @@ Gymnasium (check_gymnasium) for both policies, N = 1, 7, 37 (not multiples of an
 width or tile) and 1..4 threads. A rung whose module is not built, or whose instruction
 set this CPU lacks, is skipped with the reason its available() gives.
 
-The SIMD rungs are built three ways (native/include/simd.hpp's backends): for this CPU
+The SIMD rungs are built three ways (versions/cartpole/v5b_simd/simd.hpp's backends): for this CPU
 (-march=native: AVX2 or AVX-512), for baseline x86-64 (`*_portable`: the scalar backend),
 and v5c once more for AVX-512 (`*_avx512`), which is only run where the CPU has it.
 """

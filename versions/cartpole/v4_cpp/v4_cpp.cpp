@@ -11,13 +11,15 @@ using namespace study::nbx;
 struct SerialRollout : Core {
     using Core::Core;
 
+    // ---- v4's idea: all T steps of all N envs in one native call, GIL released ----
     void generate(F32_3 obs, I64_2 action, F32_2 reward, F32_3 next_obs, B_2 term, B_2 trunc) {
         int64_t T = 0;
         const OutView out = out_view(n, obs, action, reward, next_obs, term, trunc, T);
         const MLP* m = policy_mlp();
         nb::gil_scoped_release nogil;
-        rollout_range(env.data(), keys.data(), n, T, m, epsilon, out);
+        rollout_range(env.data(), keys.data(), n, T, m, epsilon, out);   // native/include/rollout.hpp
     }
+    // ---- end of v4's idea ----
 
     // Micro-benchmark: greedy actions of the scalar network for observations [n, 4].
     void greedy_batch(F32_2c obs, I64_1 actions) const {

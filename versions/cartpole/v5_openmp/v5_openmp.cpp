@@ -3,17 +3,14 @@
 // the thread count only, so the batch is the same for any thread count (each env draws
 // from its own counter-based streams).
 //
-// False sharing: the outputs are time-major, so thread k writes columns [lo_k, hi_k) of
-// every time row. Block edges are rounded to multiples of 64 environments (random
-// policy), which puts them on cache-line boundaries of every output array (64 envs =
-// 1024 B of obs, 512 B of action, 256 B of reward, 64 B of each flag) whenever the row
-// length N*size is a multiple of 64 B too; env states are one 64-byte line each.
-// For egreedy the network's ~34k flops per step dwarf one shared line per row, so the
-// blocks are split evenly instead (rounded to 16 envs when N allows) for load balance.
+// The partition (block edges on cache lines against false sharing) and the threshold
+// below which a call stays on one thread are native/include/blocks.hpp, which the SIMD
+// rungs (v5b, v5c) reuse as they are.
 #include <omp.h>
 
 #include <chrono>
 
+#include "blocks.hpp"
 #include "nb_common.hpp"
 
 namespace nb = nanobind;
@@ -27,38 +24,28 @@ struct OmpRollout : Core {
     OmpRollout(int64_t n_envs, uint64_t seed_, bool egreedy_, double eps, int n_threads)
         : Core(n_envs, seed_, egreedy_, eps), threads(n_threads) {
         if (n_threads < 1) throw std::invalid_argument("threads must be >= 1");
-        // Start the pool now (construction), not in the first timed call.
-        #pragma omp parallel num_threads(threads)
-        { (void)omp_get_thread_num(); }
+        start_pool(threads);
     }
 
-    // Environments [lo, hi) of thread `k` out of `threads`.
-    std::pair<int64_t, int64_t> block(int k) const {
-        int64_t align = egreedy ? 16 : 64;
-        if (n < align * threads) align = 1;
-        int64_t chunk = (n + threads - 1) / threads;
-        chunk = (chunk + align - 1) / align * align;
-        const int64_t lo = std::min<int64_t>(n, k * chunk);
-        const int64_t hi = std::min<int64_t>(n, lo + chunk);
-        return {lo, hi};
-    }
+    // Environments [lo, hi) of thread `k` out of `threads` (blocks.hpp).
+    std::pair<int64_t, int64_t> block(int k) const { return env_block(n, k, threads, egreedy); }
 
     void generate(F32_3 obs, I64_2 action, F32_2 reward, F32_3 next_obs, B_2 term, B_2 trunc) {
         int64_t T = 0;
         const OutView out = out_view(n, obs, action, reward, next_obs, term, trunc, T);
         const MLP* m = policy_mlp();
         nb::gil_scoped_release nogil;
-        // Small calls stay on one thread (the OpenMP if clause): waking the pool costs
-        // microseconds (far more when the other core is busy), more than splitting a few
-        // thousand random-policy steps saves. The batch is the same either way.
-        const bool par = n * T >= (egreedy ? 64 : 8192);
-        #pragma omp parallel num_threads(threads) if(par)
+        // ---- v5's idea: one parallel region per call, thread k runs v4's loop on block k ----
+        const int nt = team_size(n, T, egreedy, threads);      // small calls: 1 thread
+        #pragma omp parallel num_threads(nt) if(nt > 1)
         {
-            if (omp_get_thread_num() == 0) last_threads = omp_get_num_threads();
-            const auto [lo, hi] = par ? block(omp_get_thread_num()) : std::pair<int64_t, int64_t>{0, n};
+            const int k = omp_get_thread_num();
+            if (k == 0) last_threads = omp_get_num_threads();
+            const auto [lo, hi] = env_block(n, k, nt, egreedy);
             if (hi > lo)
                 rollout_range(env.data() + lo, keys.data() + lo, hi - lo, T, m, epsilon, out.shifted(lo));
         }
+        // ---- end of v5's idea ----
     }
 
     void greedy_batch(F32_2c obs, I64_1 actions) const {
@@ -80,8 +67,7 @@ struct OmpRollout : Core {
 // Cost of entering and leaving one (empty) parallel region with the persistent pool, in
 // microseconds: the per-generate() overhead of threading.
 static double region_overhead_us(int threads, int reps) {
-    #pragma omp parallel num_threads(threads)
-    { (void)omp_get_thread_num(); }
+    start_pool(threads);
     const auto t0 = std::chrono::steady_clock::now();
     for (int r = 0; r < reps; ++r) {
         #pragma omp parallel num_threads(threads)

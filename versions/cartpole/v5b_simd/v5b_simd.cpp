@@ -1,8 +1,15 @@
 // v5b: v5's threads, with the environment work of one step done for a tile of
 // environments at once: structure-of-arrays state, and the counter-based RNG, sin/cos
-// and float64 dynamics for W lanes per instruction (native/include/rollout_simd.hpp,
-// dynamics_simd.hpp, vtrig.hpp on simd.hpp's AVX-512, AVX2 or scalar backend). The bits
-// do not change: every lane does cartpole::step's operations in its order.
+// and float64 dynamics for W lanes per instruction. The bits do not change: every lane
+// does cartpole::step's operations in its order.
+//
+// ---- v5b's idea: the headers of this folder ----
+//   rollout_simd.hpp    the generator: v5's blocks (native/include/blocks.hpp) run in tiles
+//   dynamics_simd.hpp   cartpole::step and the RNG for W lanes
+//   vtrig.hpp           sin/cos for W lanes with glibc's bits
+//   stepper_simd.hpp    RungVectorEnv's stepper on the same kernels
+//   simd.hpp            the vector types: AVX-512, AVX2 or scalar backend
+// v5c includes this folder and changes only the network.
 //
 // The network is v4's (study::MLP, one environment at a time), evaluated only for the
 // lanes that do not explore; v5c changes that, and nothing else.

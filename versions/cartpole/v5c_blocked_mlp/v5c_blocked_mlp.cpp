@@ -1,6 +1,7 @@
 // v5c: v5b, with the egreedy network evaluated for a tile's environments together as
 // small matrix products instead of one environment at a time. Everything else (threads,
-// tiles, SIMD dynamics, RNG and sin/cos) is v5b's: native/include/rollout_simd.hpp.
+// tiles, SIMD dynamics, RNG and sin/cos) is v5b's: versions/cartpole/v5b_simd/ (on the
+// include path, native.cmake), rollout_simd.hpp for the generator.
 //
 // Layer 2 (32k of the 34k flops at H=128) for a group of E environments: outputs in the
 // vector lanes, BO = V vectors of outputs per register block (E x V accumulators), W2
@@ -21,6 +22,7 @@ namespace nb = nanobind;
 using namespace study;
 using namespace study::simd;
 
+// ---- v5c's idea: the network for groups of E environments, register-blocked ----
 struct BlockedNet {
     static constexpr const char* NAME = "blocked layer 2 (3 envs x 4 vectors), zero inputs skipped";
     static constexpr int E = 3;                  // environments per register block
@@ -160,6 +162,7 @@ struct BlockedNet {
     }
 };
 static_assert(BlockedNet::E * (BlockedNet::V + 1) <= 16 || WF > 8, "accumulators exceed AVX2's registers");
+// ---- end of v5c's idea ----
 
 NB_MODULE(STUDY_MODULE_NAME, m) {
     m.doc() = "v5c: v5b's SIMD tiles, egreedy network as register-blocked matrix products per group "

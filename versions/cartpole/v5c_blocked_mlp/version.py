@@ -6,4 +6,4 @@ RUNG = native_rung(
     summary=("v5b's tiles, with the egreedy network evaluated per group of environments as "
              "register-blocked small matrix products that skip zero activations"),
     parallel="threads", max_workers=64, verify_workers=(1, 2, 3, 4), serial_base="v4_cpp",
-    stepper=True)
+    stepper=True, sources=("versions/cartpole/v5b_simd",))

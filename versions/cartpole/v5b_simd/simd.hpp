@@ -1,3 +1,4 @@
+// ---- v5b's idea: one vector type per element kind, the same bits on every backend ----
 // A small portable vector layer for the SIMD rungs: one vector type per element kind,
 // with three backends chosen at compile time from the target's instruction sets.
 //
@@ -13,6 +14,12 @@
 // and code that uses them for speed asks `simd::FAST_FMA` first.
 //
 // Define STUDY_SIMD_SCALAR to force the scalar backend (tests, comparisons).
+//
+// The native learners have their own float32 vector (native/include/learner/simd.hpp).
+// The two are not merged because their portable builds round differently: there the
+// learners' fma is a multiply and an add (two roundings) on 1 lane, this layer's VF an
+// exact std::fma on WF = 8 lanes (so that v5c's scalar build equals its AVX2 build), and
+// one shared type would change the bits of one of the two `_portable` modules.
 #pragma once
 #include <cmath>
 #include <cstdint>

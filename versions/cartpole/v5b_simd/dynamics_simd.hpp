@@ -1,3 +1,4 @@
+// ---- v5b's idea: CartPole's float64 step and the RNG in W lanes, bit for bit ----
 // CartPole's step and the counter-based RNG for W environments at once (simd.hpp lanes),
 // bit-identical lane by lane to cartpole::step and rng.hpp: the same IEEE operations in
 // Gymnasium's order, plus one exact rewrite (div_total_mass). Compile with

@@ -1,3 +1,4 @@
+// ---- v5b's idea: vector sin/cos with glibc's bits (glibc where the margin is thin) ----
 // sin and cos of a vector of angles, returning glibc's exact bits (hence Python's
 // math.sin/cos, hence Gymnasium's), on every backend of simd.hpp.
 //

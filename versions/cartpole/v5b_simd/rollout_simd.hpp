@@ -1,6 +1,7 @@
-// The rollout of the SIMD rungs: v5's threads over blocks of environments, each block run
-// in tiles of up to TB environments whose state is structure-of-arrays, so that one step
-// of a tile is a few loops over vectors of W lanes (simd.hpp):
+// The rollout of the SIMD rungs (v5b, and v5c, which includes this folder): v5's threads
+// over blocks of environments (native/include/blocks.hpp), each block run in tiles of up
+// to TB environments whose state is structure-of-arrays, so that one step of a tile is a
+// few loops over vectors of W lanes (simd.hpp):
 //
 //   1. egreedy: the counter-based RNG for W lanes at once (vector splitmix64), the
 //      explore test, and the list of lanes that need the network;
@@ -34,6 +35,7 @@
 #include <memory>
 #include <vector>
 
+#include "blocks.hpp"
 #include "dynamics_simd.hpp"
 #include "nb_common.hpp"
 #include "vtrig.hpp"
@@ -63,6 +65,7 @@ struct AlignedArray {
     const T& operator[](size_t i) const { return p[i]; }
 };
 
+// ---- v5b's idea: one step of a tile of environments as loops over W-lane vectors ----
 // One tile's state for the duration of a generate() call (lives in L1). Every env of a
 // generator has taken the same number of steps, so the step counter t is one number.
 struct Tile {
@@ -126,6 +129,7 @@ inline uint64_t step_tile(Tile& s, int tb, const RowOut& out) {
     s.t += 1;
     return done;
 }
+// ---- end of v5b's idea (the tile loop, run_tile, follows in SimdRollout) ----
 
 // The generator of a SIMD rung: N environments as structure-of-arrays, a policy `Net`.
 template <class Net>
@@ -158,8 +162,7 @@ struct SimdRollout {
             cartpole::reset_state(k.reset, 0, s);
             x[i] = s[0]; xd[i] = s[1]; th[i] = s[2]; thd[i] = s[3];
         }
-        #pragma omp parallel num_threads(threads)     // start the pool now, not in a timed call
-        { (void)omp_get_thread_num(); }
+        start_pool(threads);
     }
 
     void set_mlp(std::unique_ptr<MLP> m) {
@@ -175,18 +178,12 @@ struct SimdRollout {
         return c;
     }
 
-    // Environments [lo, hi) of thread k out of nt: v5's blocks (edges on multiples of 64
-    // envs for random, 16 for egreedy, W when N is small). Every block but the last is a
-    // whole number of vectors, so no two threads touch the same lanes.
-    std::pair<int64_t, int64_t> block(int k, int nt) const {
-        int64_t align = egreedy ? 16 : 64;
-        if (n < align * nt) align = W;
-        int64_t chunk = (n + nt - 1) / nt;
-        chunk = (chunk + align - 1) / align * align;
-        const int64_t lo = std::min<int64_t>(n, k * chunk);
-        return {lo, std::min<int64_t>(n, lo + chunk)};
-    }
+    // Environments [lo, hi) of thread k out of nt: v5's blocks (blocks.hpp), on multiples
+    // of W when N is small. Every block but the last is a whole number of vectors, so no
+    // two threads touch the same lanes.
+    std::pair<int64_t, int64_t> block(int k, int nt) const { return env_block(n, k, nt, egreedy, W); }
 
+    // ---- v5b's idea: a thread's block as tiles, all T steps of a tile in L1 ----
     // All T steps of the `valid` environments starting at env e0.
     void run_tile(int64_t e0, int valid, int64_t T, const OutView& out, typename Net::Scratch* scr) {
         const int tb = (valid + W - 1) / W * W;                  // lanes run (padding included)
@@ -236,6 +233,7 @@ struct SimdRollout {
         std::memcpy(&th[e0], s.th, d8); std::memcpy(&thd[e0], s.thd, d8);
         std::memcpy(&elapsed[e0], s.el, d8);
     }
+    // ---- end of v5b's idea ----
 
     void generate(nbx::F32_3 obs, nbx::I64_2 action, nbx::F32_2 reward, nbx::F32_3 next_obs,
                   nbx::B_2 term, nbx::B_2 trunc) {
@@ -243,9 +241,8 @@ struct SimdRollout {
         const OutView out = nbx::out_view(n, obs, action, reward, next_obs, term, trunc, T);
         if (egreedy && !net) throw std::runtime_error("egreedy policy needs weights: call set_weights first");
         nanobind::gil_scoped_release nogil;
-        // Small calls stay on one thread: waking the pool costs microseconds (far more
-        // when the other core is busy), more than splitting a few thousand steps saves.
-        const int nt = n * T < (egreedy ? 64 : 8192) ? 1 : threads;
+        // v5's region (blocks.hpp); thread k runs its block tile by tile.
+        const int nt = team_size(n, T, egreedy, threads);      // small calls: 1 thread
         #pragma omp parallel num_threads(nt) if(nt > 1)
         {
             const int k = omp_get_thread_num();

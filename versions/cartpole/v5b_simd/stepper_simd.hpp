@@ -1,6 +1,8 @@
-// RungVectorEnv's stepper (stepper.hpp) with the SIMD rungs' kernels: runs of W envs go
-// through vtrig::sincos_array and simd::dynamics, as generate() does, the rest (< W envs)
-// through cartpole::step. Same bits either way. Large batches spread over OpenMP threads.
+// ---- v5b's idea, for RungVectorEnv: the one-step stepper on v5b's vector kernels ----
+// RungVectorEnv's stepper (native/include/stepper.hpp) with the SIMD rungs' kernels: runs
+// of W envs go through vtrig::sincos_array and simd::dynamics, as generate() does, the
+// rest (< W envs) through cartpole::step. Same bits either way. Large batches spread over
+// OpenMP threads.
 #pragma once
 #include <omp.h>
 
