@@ -1,0 +1,1 @@
+"""v1_python: the chess baseline rung, python-chess and NumPy one game at a time."""
