@@ -87,6 +87,34 @@ def package_versions() -> dict:
     return out
 
 
+def child_row(cmd, env: dict, timeout: float, marker: str = "PEER_ROW "):
+    """Run a peer's child command in a session of its own (so that on a time-out, Ctrl-C or
+    a crash every process it started goes with it); (its row, None, seconds), or (None, why,
+    seconds) when it printed no row."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        kill_group(proc)
+        proc.communicate()
+        return None, f"timed out after {timeout} s (whole subprocess)", time.perf_counter() - t0
+    except BaseException:
+        kill_group(proc)
+        raise
+    kill_group(proc)                   # leftovers of a peer that did not clean up
+    row = None
+    for line in stdout.splitlines():
+        if line.startswith(marker):
+            row = json.loads(line[len(marker):])
+    if row is None:
+        tail = (stderr or stdout).strip().splitlines()[-1:] or ["no output"]
+        return (None, f"subprocess exited {proc.returncode} without a row: {tail[0][:300]}",
+                time.perf_counter() - t0)
+    return row, None, time.perf_counter() - t0
+
+
 def run_one(peer: str, n_envs: int, steps: int, policy: str, quick: bool = False,
             threads: Optional[int] = None) -> dict:
     """Measure one (peer, shape, policy) in a fresh subprocess; return its row (not written)."""
@@ -103,34 +131,13 @@ def run_one(peer: str, n_envs: int, steps: int, policy: str, quick: bool = False
            "--threads", str(threads)]
     base = {"peer": peer, "policy": policy, "n_envs": n_envs, "requested_steps": steps,
             "threads": threads, "quick": quick}
-    t0 = time.perf_counter()
-    # Its own session (process group), so that on a time-out, Ctrl-C or a crash every
-    # process it started (AsyncVectorEnv's workers) goes with it.
     check_shape(n_envs, steps)
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        stdout, stderr = proc.communicate(timeout=s["timeout"])
-    except subprocess.TimeoutExpired:
-        kill_group(proc)
-        proc.communicate()
-        return {**base, "skipped": True,
-                "reason": f"timed out after {s['timeout']} s (whole subprocess)"}
-    except BaseException:
-        kill_group(proc)
-        raise
-    kill_group(proc)                   # leftovers of a peer that did not clean up
-    row = None
-    for line in stdout.splitlines():
-        if line.startswith("PEER_ROW "):
-            row = json.loads(line[len("PEER_ROW "):])
+    row, why, secs = child_row(cmd, env, s["timeout"])
     if row is None:
-        tail = (stderr or stdout).strip().splitlines()[-1:] or ["no output"]
-        return {**base, "skipped": True,
-                "reason": f"subprocess exited {proc.returncode} without a row: {tail[0][:300]}"}
+        return {**base, "skipped": True, "reason": why}
     row = {**base, **row}
     row["quick"] = quick
-    row["subprocess_s"] = time.perf_counter() - t0
+    row["subprocess_s"] = secs
     row["thread_env"] = thread_env(threads)
     row["packages"] = package_versions()
     if not row.get("skipped"):

@@ -79,6 +79,35 @@ def perft(ctx) -> str:
     return text
 
 
+def peers(ctx) -> str:
+    rows = ctx.latest("peers", ("peer", "n_envs"))
+    if not rows:
+        return ""
+    body = []
+    for r in sorted(rows, key=lambda r: (r["peer"], r["n_envs"])):
+        if r.get("skipped"):
+            body.append((r["peer"], r["n_envs"], "skipped", "-", "-", "-",
+                         str(r.get("reason", ""))[:120].replace("|", "\\|")))
+            continue
+        best = max(ladder_rows(ctx, "random", r["n_envs"], 32), default=None,
+                   key=lambda x: x["transitions_per_s"])
+        per_t = r["plies_per_s"] / 2
+        ratio = (f"{best['transitions_per_s'] / per_t:,.1f}x (`{best['version']}`)"
+                 if best else "-")
+        body.append((r["peer"], r["n_envs"], f"{fmt_si(r['plies_per_s'])}", fmt_si(per_t),
+                     f"{r.get('startup_s', 0):.1f} s", ratio, ""))
+    return ("### The peers\n\nOther people's chess, timed in the same run through their own "
+            "APIs, both sides playing uniformly random legal moves (peers/chess_peers.py says "
+            "how each is driven and how its rules differ from ours: PettingZoo ends on "
+            "*claimable* draws, Pgx marks its 512-ply cap terminated, OpenSpiel's and Pgx's "
+            "repetition keys count en-passant squares differently). They count plies; a rung's "
+            "transition is two plies (the agent's move and the reply), so the comparison is "
+            "with half their ply rate. At large N a short timing covers only the openings of "
+            "the games (each row records the mean ply reached).\n\n"
+            + md_table(["Peer", "N", "Plies/s", "Transitions/s (plies/2)", "Start-up",
+                        "Best rung, random, same N", "Note"], body) + "\n")
+
+
 def render(ctx):
     from core.discover import workload
     c = ctx.for_workload(WORKLOAD)
@@ -86,7 +115,7 @@ def render(ctx):
         bpt = workload(WORKLOAD).batch.bytes_per_transition
     except Exception:
         bpt = 0
-    parts = [p for p in (verification(c), ladder(c, bpt), perft(c)) if p]
+    parts = [p for p in (verification(c), ladder(c, bpt), perft(c), peers(c)) if p]
     head = ctx.heading("## Chess: the workload where generation is the cost") + "\n\n"
     if not parts:
         return head + ("No chess rows for this machine yet: `make bench` measures them "

@@ -1,0 +1,46 @@
+"""Bench stage of the chess workload: PettingZoo, OpenSpiel and Pgx chess, each through its
+own API with uniform-random legal moves (peers/chess_peers.py), in the same run as the rungs.
+
+Each (peer, N) runs in a fresh subprocess with its threads pinned (Pgx: XLA on every core;
+the others one thread); one row of kind "peers" with workload "chess" each. Their unit is
+plies per second; a rung's transition is two plies (the agent's move and the reply).
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+from core import results
+from .cli_util import cpu_count
+
+from .cmd_peers import ROOT, child_row
+
+BENCH_STAGE = (30, "Chess peers: PettingZoo, OpenSpiel and Pgx, uniform-random legal moves")
+BENCH_WORKLOAD = "chess"
+SHAPES = (1, 20, 4096)
+TIMEOUT_S = 240           # Pgx compiles for each N (15-25 s), PettingZoo builds 4,096 envs
+
+
+def bench_stage(quick: bool, progress) -> int:
+    from peers.base import thread_env
+    from peers.chess_peers import NAMES
+    seconds = 2.0 if quick else 8.0
+    for name in NAMES:
+        for n in (SHAPES[:2] if quick else SHAPES):
+            threads = cpu_count() if name.startswith("pgx") else 1
+            env = dict(os.environ, **thread_env(threads), PYTHONPATH=str(ROOT), JAX_PLATFORMS="cpu")
+            cmd = [sys.executable, "-m", "peers.chess_peers", "--peer", name, "--envs", str(n),
+                   "--seconds", str(seconds), "--threads", str(threads)]
+            progress.note(f"{name} N={n}")
+            row, why, secs = child_row(cmd, env, TIMEOUT_S)
+            row = row if row is not None else {"skipped": True, "reason": why}
+            results.append("peers", {"peer": name, "workload": "chess", "policy": "random",
+                                     "n_envs": n, "threads": threads, **row,
+                                     "subprocess_s": secs,
+                                     "sources": ["peers/chess_peers.py"],
+                                     "source_hash": results.source_hash(["peers/chess_peers.py"])},
+                           quick=quick)
+            rate = row.get("plies_per_s")
+            progress.note(f"{name} N={n}: " + (f"{rate:,.0f} plies/s" if rate else
+                                               f"skipped: {row.get('reason')}"))
+    return 0
