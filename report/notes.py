@@ -24,13 +24,29 @@ START, END = "<!-- results:start -->", "<!-- results:end -->"
 BLOCK = re.compile(re.escape(START) + ".*?" + re.escape(END), re.S)
 
 
-def _date(rows) -> str:
-    return max(r["time"] for r in rows)[:10]
+def _x(v: float) -> str:
+    """A ratio at the precision that tells it apart: 1,636x, 45.8x, 1.28x, 0.0026x."""
+    return (f"{v:,.0f}x" if v >= 100 else f"{v:.1f}x" if v >= 10 else f"{v:.2f}x" if v >= 0.1
+            else f"{v:.2g}x")
+
+
+def _workers(r) -> str:
+    """'2 threads', '1 rank', '2 threads (ran on 1)': a parallel row's workers, in its own noun."""
+    w, noun, used = r["workers"], r.get("parallel") or "workers", r.get("workers_used")
+    return (f"{w} {noun[:-1] if w == 1 and noun.endswith('s') else noun}"
+            + (f" (ran on {used})" if used is not None and used != w else ""))
+
+
+def _header(ctx, rows, what: str = "") -> str:
+    return (f"Measured in the report's run on {ctx.machine_line} "
+            f"({max(r['time'] for r in rows)[:10]}{what}; `make report` writes these lines "
+            "from results/):\n\n")
 
 
 def rung_block(ctx, name: str) -> Optional[str]:
-    """One line per (policy, shape): the rung's rate with its IQR, against v1 and the rung
-    below (the report's ladder table, row `name`)."""
+    """One line per (policy, shape): the rung's rate with its IQR at its best worker count,
+    against v1 and the rung below (the report's ladder table, row `name`); for a parallel
+    rung, also each worker count against one (the report's *Scaling*)."""
     lines, used = [], []
     for policy in ("random", "egreedy"):
         for n, t in ladder_shapes(ctx):
@@ -41,39 +57,59 @@ def rung_block(ctx, name: str) -> Optional[str]:
             r, base = rows[i], next((x for x in rows if x.get("baseline")), None)
             iqr = tps_iqr(r)
             spread = f" [IQR {fmt_si(iqr[0])}-{fmt_si(iqr[1])}]" if iqr else ""
-            vs = []
-            if base is not None and base is not r:
-                vs.append(f"{r['transitions_per_s'] / base['transitions_per_s']:,.1f}x {base['version']}")
-            if i > 0:
-                vs.append(f"{r['transitions_per_s'] / rows[i - 1]['transitions_per_s']:,.2f}x "
-                          f"{rows[i - 1]['version']}")
-            workers = f", {r['workers']} {r.get('parallel') or 'workers'}" if r.get("parallel") else ""
-            lines.append(f"- {policy}, N={n}, T={t}{workers}: {fmt_si(r['transitions_per_s'])} "
-                         f"transitions/s{spread}" + (f" ({', '.join(vs)})" if vs else ""))
+            vs = [f"{_x(r['transitions_per_s'] / o['transitions_per_s'])} {o['version']}"
+                  for o in ([base] if base is not None and base is not r else [])
+                  + ([rows[i - 1]] if i > 0 and rows[i - 1] is not base else [])]
+            line = (f"- {policy}, N={n}, T={t}" + (f", {_workers(r)}" if r.get("parallel") else "")
+                    + f": {fmt_si(r['transitions_per_s'])} transitions/s{spread}"
+                    + (f" ({', '.join(vs)})" if vs else ""))
+            by_w = {x["workers"]: x for x in ctx.throughput() if x["version"] == name
+                    and x["policy"] == policy and x["n_envs"] == n
+                    and x.get("requested_steps", x["steps"]) == t and x.get("parallel")}
+            if 1 in by_w and len(by_w) > 1:
+                one = by_w[1]["transitions_per_s"]
+                line += (f"; over {_workers(by_w[1])}"
+                         + (f" ({fmt_si(one)})" if by_w[1] is not r else "") + ": " + ", ".join(
+                    f"{_workers(by_w[w])} {_x(by_w[w]['transitions_per_s'] / one)}"
+                    for w in sorted(by_w) if w != 1))
+            lines.append(line)
             used.append(r)
     if not lines:
         return None
-    return (f"Measured in the report's run on {ctx.machine_line} ({_date(used)}; "
-            f"`make report` writes these lines from results/):\n\n" + "\n".join(lines))
+    best = "; each shape at its best worker count" if any(r.get("parallel") for r in used) else ""
+    return _header(ctx, used, best) + "\n".join(lines)
 
 
 def learner_block(ctx, name: str) -> Optional[str]:
-    rows = [r for r in ctx.latest("learner", ("learner", "threads")) if r.get("learner") == name
-            and "update_spread" in r]
-    if not rows:
-        return None
-    ref = next((r for r in ctx.latest("learner", ("learner", "threads"))
-                if r.get("reference") and r.get("threads") == 1), None)
+    """One line per thread count: the learner's time per update with its IQR, against L1 at
+    1 thread and the learner below at 1 thread (the report's learner table)."""
+    every = sorted((r for r in ctx.latest("learner", ("learner", "threads")) if "update_spread" in r),
+                   key=lambda r: (number_key(r.get("number", ""), r["learner"]), r["threads"]))
+    rows = [r for r in every if r.get("learner") == name]
+    if not rows:                 # a learner this machine cannot run (l2b: no GPU) says why
+        skip = [r for r in ctx.latest("learner_verification", ("learner",))
+                if r.get("learner") == name and r.get("status") == "skipped" and r.get("reason")]
+        return (f"Not measured in the report's run on {ctx.machine_line} ({skip[0]['time'][:10]}):"
+                f" {skip[0]['reason']}." if skip else None)
+    ref = next((r for r in every if r.get("reference") and r["threads"] == 1), None)
+    ones = [r for r in every if r["threads"] == 1]
+    k = next((j for j, r in enumerate(ones) if r["learner"] == name), None)
+    below = ones[k - 1] if k else None
+    own1 = next((r for r in rows if r["threads"] == 1), None)
     lines = []
-    for r in sorted(rows, key=lambda r: r["threads"]):
+    for r in rows:
         sp = r.get("update_spread") or {}
         iqr = (f" [IQR {fmt_time(sp['q1'])}-{fmt_time(sp['q3'])}]"
                if isinstance(sp, dict) and "q1" in sp and "q3" in sp else "")
-        vs = (f" ({ref['update_s'] / r['update_s']:,.1f}x {ref['learner']})"
-              if ref is not None and ref is not r else "")
-        lines.append(f"- {r['threads']} thread(s): {fmt_time(r['update_s'])} per update{iqr}{vs}")
-    return (f"Measured in the report's run on {ctx.machine_line} ({_date(rows)}; "
-            f"`make report` writes these lines from results/):\n\n" + "\n".join(lines))
+        others = [ref] + ([below] if r["threads"] == 1 and below is not ref else [])
+        vs = [f"{_x(o['update_s'] / r['update_s'])} {o['learner']} at 1 thread"
+              for o in others if o is not None and o["learner"] != name]
+        if own1 is not None and own1 is not r:
+            vs.append(f"{_x(own1['update_s'] / r['update_s'])} its 1 thread")
+        ranks = f" x {r['ranks']} ranks" if r.get("ranks", 1) > 1 else ""
+        lines.append(f"- {r['threads']} thread{'s' if r['threads'] > 1 else ''}{ranks}: "
+                     f"{fmt_time(r['update_s'])} per update{iqr}" + (f" ({', '.join(vs)})" if vs else ""))
+    return _header(ctx, rows, "; median time per update, with speedups") + "\n".join(lines)
 
 
 def parts() -> List[tuple]:
