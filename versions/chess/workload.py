@@ -19,4 +19,4 @@ WORKLOAD = Workload(
     title="Chess against a uniform-random mover", batch=BATCH,
     summary="the agent's move and the random opponent's reply, with python-chess's rules",
     make_verifier=make_verifier, check_weights=check_weights,
-    sweep_n=(1, 16, 256, 4096))
+    sweep_n=(1, 64, 1024))

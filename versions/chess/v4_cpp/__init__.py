@@ -1,0 +1,1 @@
+"""v4_cpp (chess): the serial C++ rung, bitboards."""
