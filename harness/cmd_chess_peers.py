@@ -34,8 +34,9 @@ def bench_stage(quick: bool, progress) -> int:
             progress.note(f"{name} N={n}")
             row, why, secs = child_row(cmd, env, TIMEOUT_S)
             row = row if row is not None else {"skipped": True, "reason": why}
-            results.append("peers", {"peer": name, "workload": "chess", "policy": "random",
-                                     "n_envs": n, "threads": threads, **row,
+            row = {**row, "what": row.pop("workload", None)}    # the child's own description
+            results.append("peers", {**row, "peer": name, "workload": "chess", "policy": "random",
+                                     "n_envs": n, "threads": threads,
                                      "subprocess_s": secs,
                                      "sources": ["peers/chess_peers.py"],
                                      "source_hash": results.source_hash(["peers/chess_peers.py"])},
