@@ -9,7 +9,6 @@ every element; they are reused by the next generate() (core.api.Generator allows
 """
 from __future__ import annotations
 
-import math
 from typing import Dict, Optional, Tuple
 
 import numpy as np
@@ -49,17 +48,7 @@ def check_config(cfg: GenConfig, max_workers: int = 1) -> float:
         raise StudyError(f"policy must be one of {', '.join(spec.POLICIES)}, got {cfg.policy!r}")
     if not isinstance(cfg.workers, (int, np.integer)) or not 1 <= cfg.workers <= max_workers:
         raise StudyError(f"workers must be in [1, {max_workers}], got {cfg.workers!r}")
-    return check_epsilon(cfg.epsilon)
-
-
-def check_epsilon(epsilon) -> float:
-    try:
-        e = float(epsilon)
-    except (TypeError, ValueError):
-        e = math.nan
-    if not 0.0 <= e <= 1.0:
-        raise StudyError(f"epsilon must be a number in [0, 1], got {epsilon!r}")
-    return e
+    return spec.check_epsilon(cfg.epsilon)
 
 
 class NativeChessGenerator(Generator):
@@ -77,7 +66,7 @@ class NativeChessGenerator(Generator):
         self.core.set_weights(w["w1"], w["b1"], w["w2"], w["b2"], w["w3"], w["b3"])
 
     def set_epsilon(self, epsilon: float) -> None:
-        self.core.set_epsilon(check_epsilon(epsilon))
+        self.core.set_epsilon(spec.check_epsilon(epsilon))
 
     def buffers(self, T: int) -> Dict[str, np.ndarray]:
         if T != self._T:

@@ -6,11 +6,13 @@ versions/chess reads them from here.
 """
 from __future__ import annotations
 
+import math
 from typing import Dict
 
 import numpy as np
 
 from core import rng
+from core.errors import StudyError
 from core.spec import BatchSpec, EnvSpec, NetSpec
 
 # --- actions and observations ------------------------------------------------------------
@@ -80,3 +82,14 @@ assert FORWARD_FLOPS == 2 * (1280 * 256 + 256 * 256 + 256 * 4672)    # 3,178,496
 def empty_batch(T: int, N: int) -> Dict[str, np.ndarray]:
     """Zeroed arrays of one batch with the contract's names, shapes and dtypes."""
     return {name: np.zeros((T, N) + tail, dt) for name, tail, dt in ARRAYS}
+
+
+def check_epsilon(epsilon) -> float:
+    """epsilon as a float in [0, 1], else StudyError (every chess generator's check)."""
+    try:
+        e = float(epsilon)
+    except (TypeError, ValueError):
+        e = math.nan
+    if not 0.0 <= e <= 1.0:
+        raise StudyError(f"epsilon must be a number in [0, 1], got {epsilon!r}")
+    return e

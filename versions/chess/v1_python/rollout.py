@@ -9,7 +9,6 @@ network and at the edge, to hand the finished lists over as the arrays of WORKLO
 """
 from __future__ import annotations
 
-import math
 
 import chess
 import numpy as np
@@ -60,20 +59,10 @@ def check_config(cfg: GenConfig) -> None:
         raise StudyError(f"seed must be an integer in [0, 2^64), got {cfg.seed!r}")
     if cfg.policy not in spec.POLICIES:
         raise StudyError(f"policy must be one of {', '.join(spec.POLICIES)}, got {cfg.policy!r}")
-    check_epsilon(cfg.epsilon)
+    spec.check_epsilon(cfg.epsilon)
     if cfg.workers != 1:
         raise StudyError(f"v1_python runs its games in one thread: workers must be 1, "
                          f"got {cfg.workers!r}")
-
-
-def check_epsilon(epsilon) -> float:
-    try:
-        e = float(epsilon)
-    except (TypeError, ValueError):
-        e = math.nan
-    if not 0.0 <= e <= 1.0:
-        raise StudyError(f"epsilon must be a number in [0, 1], got {epsilon!r}")
-    return e
 
 
 class PythonChessGenerator(Generator):
@@ -87,7 +76,7 @@ class PythonChessGenerator(Generator):
         self.k_action = [rng.key(seed, spec.ACTION, i) for i in range(n)]
         self.k_explore = [rng.key(seed, spec.EXPLORE, i) for i in range(n)]
         self.cap = spec.MAX_AGENT_MOVES
-        self.epsilon = check_epsilon(cfg.epsilon)
+        self.epsilon = spec.check_epsilon(cfg.epsilon)
         given = check_weights(cfg.weights) if cfg.weights is not None else None
         self.weights = None                 # the random policy needs no network
         if cfg.policy == "egreedy":
@@ -102,7 +91,7 @@ class PythonChessGenerator(Generator):
             self.weights = w
 
     def set_epsilon(self, epsilon):
-        self.epsilon = check_epsilon(epsilon)
+        self.epsilon = spec.check_epsilon(epsilon)
 
     # --- one game ------------------------------------------------------------------------
 
