@@ -11,13 +11,14 @@ export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: setup build bench e2e verify report test microbench clean help
+.PHONY: setup build bench bench-gpu e2e verify report test microbench clean help
 
 help:
 	@echo "make bench      set up, build, verify, measure, report (QUICK=1 for a short run)"
 	@echo "make e2e        time to a trained agent: ours and the peers' libraries (about 2 hours: README)"
 	@echo "make test       the test suite"
 	@echo "make report     re-render report/ from results/"
+	@echo "make bench-gpu  the torch learners on a CUDA GPU, verified and timed (needs one)"
 	@echo "make microbench pytest-benchmark micro-benchmarks (env step, policy forward)"
 	@echo "make clean      remove the virtualenv and build outputs (results/ are kept)"
 
@@ -41,6 +42,9 @@ bench: build
 e2e: build
 	bash peers/train/setup_puffer.sh || echo "e2e: pufferlib could not be built; its row will say why"
 	$(VPY) -m harness e2e $(BENCH_FLAGS); rc=$$?; $(VPY) -m harness report $(BENCH_FLAGS) && exit $$rc
+
+bench-gpu: setup
+	PY=$(VPY) bash scripts/gpu_learners.sh; rc=$$?; $(VPY) -m harness report && exit $$rc
 
 report: setup
 	$(VPY) -m harness report

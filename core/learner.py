@@ -150,7 +150,10 @@ class Learner(Part):
     reference: bool = False
     """The reference learner (exactly one): every other learner is verified against it."""
     device: str = "cpu"
-    """"cpu" or "cuda": where its updates run."""
+    """"cpu" or "cuda": where its updates run by default."""
+    devices: Tuple[str, ...] = ()
+    """Every device it can run on, when more than its default: ("cpu", "cuda") for a torch
+    learner that moves to a GPU when one is there (`harness learners --device cuda`)."""
     ranks: int = 1
     """Processes one update spans (a data-parallel learner: 2)."""
     threads: Tuple[int, ...] = (1,)
@@ -176,6 +179,8 @@ class Learner(Part):
             return why
         if self.device not in DEVICES:
             return f"LEARNER.device must be one of {', '.join(DEVICES)}, got {self.device!r}"
+        if not isinstance(self.devices, tuple) or not all(d in DEVICES for d in self.devices):
+            return f"LEARNER.devices must be a tuple of {', '.join(DEVICES)}, got {self.devices!r}"
         if not isinstance(self.ranks, int) or self.ranks < 1:
             return f"LEARNER.ranks must be a positive integer, got {self.ranks!r}"
         if (not isinstance(self.threads, tuple) or not self.threads
@@ -183,6 +188,11 @@ class Learner(Part):
                            for t in self.threads)):
             return f"LEARNER.threads must be a non-empty tuple of thread counts in 1..256, got {self.threads!r}"
         return None
+
+
+def runs_on(learner: "Learner") -> Tuple[str, ...]:
+    """The devices a learner can run on: its declared `devices`, else its one `device`."""
+    return learner.devices or (learner.device,)
 
 
 def broken(name: str, path: Path, error: str) -> Learner:

@@ -1,7 +1,8 @@
 """Provenance: what machine, what software, what commit a measurement came from.
 
 machine_id() names the machine as results/ does (asv-style): the CPU model, the cores, the
-memory and the widest vector instruction set, e.g. "amd-epyc-2c-24g-avx2". Rows of
+memory and the widest vector instruction set, e.g. "amd-epyc-2c-24g-avx2", and the GPU
+where nvidia-smi lists one ("...-avx512-h100-80gb-hbm3"). Rows of
 different machines never mix: each machine has its own folder results/<machine_id>/. The
 instruction set is part of the name because two machines with the same CPU name can differ
 in it (a 2-core AMD EPYC with AVX-512 runs the learner 2.3x faster than one without).
@@ -48,9 +49,16 @@ def machine() -> dict:
         "affinity": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
         "simd": [f for f in SIMD_FLAGS if f in flags],
         "memory_gib": round(mem, 1) if mem else None,
+        "gpu": gpus(),
         "os": platform.platform(),
         "hostname": platform.node(),
     }
+
+
+def gpus() -> list:
+    """The names of the NVIDIA GPUs nvidia-smi lists (none without a driver)."""
+    out = _cmd("nvidia-smi", "--query-gpu=name", "--format=csv,noheader")
+    return [x.strip() for x in out.splitlines() if x.strip() and "fail" not in x.lower()]
 
 
 @functools.lru_cache(None)
@@ -71,6 +79,11 @@ def software() -> dict:
 @functools.lru_cache(None)
 def git_state() -> dict:
     commit = _cmd("git", "rev-parse", "HEAD")
+    if not commit and os.environ.get("STUDY_COMMIT"):
+        # a copy of the tree without its git folder (a lent GPU machine): the commit it was
+        # copied from, as the caller says; whether the copy differed is unknown (the rows'
+        # source hashes tell the report whether their code still matches)
+        return {"commit": os.environ["STUDY_COMMIT"], "dirty": None, "commit_from": "STUDY_COMMIT"}
     # Dirty means the measured code differs from the commit: the bench's own outputs (rows,
     # the rendered report and its figures, the README headline) do not count, so that a
     # bench started after clearing the old results still records a clean tree.
@@ -101,14 +114,21 @@ def machine_id(m: dict = None) -> str:
     cpu = re.sub(r"\((r|tm)\)|\bcpu\b|@.*$", " ", cpu)
     slug = re.sub(r"[^a-z0-9]+", "-", cpu).strip("-") or "unknown-cpu"
     mem = m.get("memory_gib")
-    return f"{slug}-{m.get('cores') or 0}c-{int(round(mem)) if mem else 0}g-{isa_level(m)}"
+    out = f"{slug}-{m.get('cores') or 0}c-{int(round(mem)) if mem else 0}g-{isa_level(m)}"
+    gpu = m.get("gpu") or []
+    if gpu:        # a GPU machine's learner rows are not a CPU-only machine's (same CPU or not)
+        name = re.sub(r"[^a-z0-9]+", "-", gpu[0].lower().replace("nvidia", "")).strip("-")
+        out += f"-{len(gpu)}x{name}" if len(gpu) > 1 else f"-{name}"
+    return out
 
 
 def describe(m: dict = None) -> str:
     """One line naming a machine for a report heading: CPU, cores, SIMD."""
     m = m or machine()
     simd = " ".join(x for x in m.get("simd", []) if x.startswith(("avx", "fma")))
-    return f"{m.get('cpu')}, {m.get('cores')} cores" + (f", {simd}" if simd else "")
+    gpu = m.get("gpu") or []
+    return (f"{m.get('cpu')}, {m.get('cores')} cores" + (f", {simd}" if simd else "")
+            + (f", GPU {', '.join(gpu)}" if gpu else ""))
 
 
 def provenance() -> dict:

@@ -301,8 +301,16 @@ def machines(directory: Optional[Path] = None) -> List[dict]:
             desc = {"id": d.name}
         if not isinstance(desc, dict):
             desc = {"id": d.name}
-        out.append({"id": d.name, "description": desc, "newest": _newest_row_time(d)})
+        out.append({"id": d.name, "description": desc, "newest": _newest_row_time(d),
+                    "kinds": sorted(p.stem for p in d.glob("*.jsonl"))})
     return sorted(out, key=lambda m: (-m["newest"], m["id"]))
+
+
+def report_machine(known: List[dict]) -> Optional[str]:
+    """The machine a report shows by default: the newest (machines()) of those that measured
+    the generation ladder; a machine lent for one stage (the GPU learners) never replaces it."""
+    full = [m for m in known if "throughput" in m.get("kinds", ())]
+    return (full or known)[0]["id"] if known else None
 
 
 CODE_SUFFIXES = (".py", ".cpp", ".hpp", ".h", ".c", ".cmake", ".sh", ".txt", ".toml")

@@ -34,6 +34,9 @@ def register(sub):
     p.add_argument("--no-solve", action="store_true", help="skip the training-to-solved runs")
     p.add_argument("--threads", type=positive_int("--threads", 64), action="append",
                    help="thread counts to time (repeatable; default: the learner's own, Learner.threads)")
+    p.add_argument("--device", choices=("cpu", "cuda"),
+                   help="run every learner that can run there on this device (default: each on its own); "
+                        "cuda verifies each against the reference on the CPU")
     p.set_defaults(func=cmd_learners)
 
 
@@ -42,7 +45,7 @@ def cmd_learners(args):
     names = [discover.get_learner(n).name for n in args.learner] if args.learner else None
     prog = Progress("learners")
     bad = run_stage(args.quick, prog, names=names, solve=not args.no_solve,
-                    threads=tuple(args.threads) if args.threads else None)
+                    threads=tuple(args.threads) if args.threads else None, device=args.device)
     prog.clear()
     return 1 if bad else 0
 
@@ -52,6 +55,18 @@ def ncpu() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:
         return os.cpu_count() or 1
+
+
+def cuda_missing() -> Optional[str]:
+    """None where torch sees a CUDA device, else why not (a learner asked to run there skips)."""
+    try:
+        import torch
+    except ImportError as e:
+        return f"torch is not installed ({e})"
+    if torch.cuda.is_available():
+        return None
+    build = "a CPU-only build" if torch.version.cuda is None else f"built for CUDA {torch.version.cuda}"
+    return f"no CUDA device here (torch {torch.__version__}, {build})"
 
 
 def solve_rung() -> str:
@@ -66,31 +81,38 @@ def solve_rung() -> str:
 
 
 def run_stage(quick: bool, progress, names: Optional[List[str]] = None, solve: bool = True,
-              threads=None) -> int:
-    """Returns the number of learners that failed verification, timing or solving."""
+              threads=None, device: Optional[str] = None) -> int:
+    """Returns the number of learners that failed verification, timing or solving. With a
+    `device`, only the learners that can run there, each run there (rows say which)."""
+    from core.learner import runs_on
     from training.config import TrainConfig
     from training.cost import measure_learner
     from training.loop import run_parallel
     from .learner_verify import LearnerVerifier
     note = progress.note
     items = [x for x in discover.learners() if names is None or x.name in names]
+    if device is not None:
+        items = [x for x in items if device in runs_on(x)]
+        if not items:
+            raise StudyError(f"no learner{' of ' + ', '.join(names) if names else ''} can run on {device}")
+    where = {x.name: device or x.device for x in items}
     ref = discover.reference_learner()
     ver = LearnerVerifier(ref, progress=note)
     failed, ok = 0, []
     for lr in items:
-        why = lr.unavailable_reason()
-        row = {"learner": lr.name, "number": lr.number, "title": lr.title, "device": lr.device,
+        why = lr.unavailable_reason() or (cuda_missing() if where[lr.name] == "cuda" else None)
+        row = {"learner": lr.name, "number": lr.number, "title": lr.title, "device": where[lr.name],
                "sources": list(lr.source_paths()), "source_hash": results.source_hash(lr.source_paths())}
         if why:
             results.append("learner_verification", {**row, "status": "skipped", "reason": why}, quick=quick)
             note(f"{lr.name}: skipped ({why})")
             continue
-        if lr.reference:
+        if lr.reference and where[lr.name] == ref.device:
             results.append("learner_verification", {**row, "status": "reference"}, quick=quick)
             ok.append(lr)
             continue
         try:
-            outcomes = ver.verify(lr)
+            outcomes = ver.verify(lr, device=where[lr.name])
         except StudyError as e:
             outcomes = None
             detail = str(e)
@@ -109,11 +131,12 @@ def run_stage(quick: bool, progress, names: Optional[List[str]] = None, solve: b
         ok.append(lr)
 
     for lr in ok:
-        counts = threads or ((1,) if quick else tuple(t for t in lr.threads if t <= ncpu()) or (1,))
+        counts = threads or ((1,) if quick or where[lr.name] == "cuda"
+                             else tuple(t for t in lr.threads if t <= ncpu()) or (1,))
         for t in counts:
             if lr.ranks > 1 and t > 1:
                 continue                      # a multi-process learner: one thread per rank
-            cfg = LearnConfig(threads=t, device=lr.device)
+            cfg = LearnConfig(threads=t, device=where[lr.name])
             note(f"{lr.name}: timing with {t} thread(s)")
             try:
                 m = measure_learner(lr, cfg, n_updates=64 if quick else 256,

@@ -55,14 +55,15 @@ class LearnerVerifier:
             self._ref[seed] = run_learner(self.reference, replace(self.cfg, seed=seed), K, (1,))
         return self._ref[seed]
 
-    def verify(self, learner) -> List[Outcome]:
+    def verify(self, learner, device: Optional[str] = None) -> List[Outcome]:
+        """LEARNER.md's checks of `learner` (on `device`, default its own) against the reference."""
         out = []
         probes = probe_observations()
         for seed in self.seeds:
             case = f"seed {seed}"
             self.progress(f"{learner.name}: {case}")
             ref = self.ref(seed)
-            cfg = replace(self.cfg, seed=seed, device=learner.device)
+            cfg = replace(self.cfg, seed=seed, device=device or learner.device)
             try:
                 got = run_learner(learner, cfg, K, (1,))
             except Exception as e:

@@ -1,7 +1,8 @@
 """What a report section sees: one machine's rows in results/ and a place to put figures.
 
 The report never measures: every number it shows comes from a row in results/. It shows
-one machine (default: the one whose rows are newest) and never mixes machines: a row
+one machine (default: the newest that measured the ladder, results.report_machine) and
+never mixes machines (the GPU learners' table names its own machine apart): a row
 whose provenance names another machine than its folder is skipped with a warning, and
 quick runs (results/<machine>/quick/) are never read.
 """
@@ -29,7 +30,7 @@ class Context:
         self._cache: Dict[str, List[dict]] = {}
         known = _results.machines(self.results_dir)
         if machine is None:                  # a quick preview is of this machine's rows
-            machine = known[0]["id"] if known and not quick else machine_id()
+            machine = _results.report_machine(known) if known and not quick else machine_id()
         elif machine not in {m["id"] for m in known} and not quick:
             raise StudyError(f"--machine '{machine}' has no rows in {self.results_dir}; known: "
                              f"{', '.join(m['id'] for m in known) or 'none'}")
@@ -46,6 +47,16 @@ class Context:
         import copy
         other = copy.copy(self)
         other.workload, other._cache = workload, {}
+        return other
+
+    def for_machine(self, machine: str) -> "Context":
+        """Another machine's rows (a section that shows them names that machine apart)."""
+        import copy
+        other = copy.copy(self)
+        other.machine, other._cache = machine, {}
+        known = {m["id"]: m["description"] for m in _results.machines(self.results_dir)}
+        other.machine_info = known.get(machine, {})
+        other.machine_line = describe(other.machine_info) if other.machine_info.get("cpu") else machine
         return other
 
     def rows(self, kind: str) -> List[dict]:

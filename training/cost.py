@@ -60,7 +60,7 @@ def measure_learner(learner, cfg: LearnConfig, updates_per_round: int = 128,
     flops = NetSpec(CARTPOLE, cfg.hidden).update_flops(cfg.batch_size, cfg.double)
     return {
         "learner": learner.name, "number": learner.number, "title": learner.title,
-        "device": learner.device, "ranks": learner.ranks, "threads": cfg.threads,
+        "device": cfg.device if cfg.device in ("cpu", "cuda") else learner.device, "ranks": learner.ranks, "threads": cfg.threads,
         "batch_size": cfg.batch_size, "hidden": cfg.hidden, "double": cfg.double,
         "updates_per_round": updates_per_round, "n_updates": n_updates,
         "construct_s": construct_s, "first_update_s": first_s,

@@ -15,8 +15,8 @@ ORDER = 40
 
 def learner_rows(ctx):
     """Newest timing row per (learner, threads), in ladder order."""
-    rows = ctx.latest("learner", ("learner", "threads"))
-    rows = [r for r in rows if "learner" in r and "update_spread" in r]
+    rows = ctx.latest("learner", ("learner", "threads", "device"))
+    rows = [r for r in rows if "learner" in r and "update_spread" in r and r.get("device") != "cuda"]
     return sorted(rows, key=lambda r: (number_key(r.get("number", ""), r["learner"]), r["threads"]))
 
 
@@ -58,7 +58,60 @@ def render(ctx):
     if rows:
         out += refinement(ctx, rows)
     out += solving(ctx)
+    out += on_gpu(ctx)
     return "\n".join(out) + "\n"
+
+
+def gpu_machines(ctx):
+    """The machines with learner rows measured on a GPU (this one first, if it has any)."""
+    from core import results
+    ids = [m["id"] for m in results.machines(ctx.results_dir) if "learner" in m.get("kinds", ())]
+    ids.sort(key=lambda i: i != ctx.machine)
+    return [c for c in (ctx if i == ctx.machine else ctx.for_machine(i) for i in ids)
+            if any(r.get("device") == "cuda" for r in c.rows("learner_verification") + c.rows("learner"))]
+
+
+def gpu_rows(g):
+    """Newest verification and timing rows on the GPU, and the same run's CPU rows."""
+    ver = [r for r in g.latest("learner_verification", ("learner", "device")) if r.get("device") == "cuda"]
+    timed = [r for r in g.latest("learner", ("learner", "threads", "device")) if "update_spread" in r]
+    return ver, timed
+
+
+def on_gpu(ctx):
+    out = []
+    for g in gpu_machines(ctx):
+        ver, timed = gpu_rows(g)
+        cuda = {r["learner"]: r for r in timed if r.get("device") == "cuda"}
+        cpu = [r for r in timed if r.get("device") == "cpu" and r.get("reference") and r["threads"] == 1]
+        base = cpu[-1] if cpu else None
+        table = []
+        for v in sorted(ver, key=lambda r: number_key(r.get("number", ""), r["learner"])):
+            r = cuda.get(v["learner"])
+            why = v.get("reason") or (f"{v.get('checks', '?')} checks passed" if v["status"] == "passed" else "")
+            if r is None:
+                table.append((f"`{v['learner']}`", v["status"], "-", "-", "-", "-", str(why)[:160]))
+                continue
+            sp = r["update_spread"]
+            table.append((f"`{v['learner']}`" + (" †" if stale(r) else ""), v["status"],
+                          f"{fmt_time(r['update_s'])} [{fmt_time(sp['q1'])}-{fmt_time(sp['q3'])}]",
+                          fmt_time(r["round_s"]), fmt_time(r["startup_s"]),
+                          f"{base['update_s'] / r['update_s']:.1f}x" if base else "-", str(why)[:160]))
+        if not table:
+            continue
+        other = g.machine != ctx.machine
+        out += [f"### On a GPU: {g.machine_line}" + (" (another machine)" if other else ""), "",
+                ("These rows come from a machine lent for this stage alone (results/"
+                 f"{g.machine}/), not from the machine of the rest of this report: read them "
+                 "beside, never against, the tables above. " if other else "")
+                + "Each torch learner run on the GPU (`python -m harness learners --device cuda`), "
+                "verified there against L1 on the CPU by the same checks, then timed as above "
+                "(batch 64, H=128; float32, TF32 off). The last column's speedup is over L1 on one "
+                "core of the same machine, measured in the same run"
+                + (f" ({fmt_time(base['update_s'])} per update)." if base else " (not measured)."), "",
+                md_table(["Learner", "Verification", "Time per update [IQR]", "Round (U=128)",
+                          "Start-up", "vs L1 on 1 CPU core", "Detail"], table), ""]
+    return out
 
 
 def refinement(ctx, rows):
