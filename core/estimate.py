@@ -116,9 +116,10 @@ def learner_costs(learner_rows: Iterable[dict]) -> Dict[str, dict]:
     newest: Dict[tuple, dict] = {}
     for r in learner_rows:
         if "update_s" in r and "learner" in r:
-            newest[(r["learner"], r.get("threads", 1))] = r
+            newest[(r["learner"], r.get("threads", 1), r.get("device", "cpu"))] = r
     out: Dict[str, dict] = {}
-    for (name, threads), r in newest.items():
+    for (name, threads, device), r in newest.items():
+        name = name if device == "cpu" else f"{name}@{device}"   # a GPU's row is its own point
         u = r.get("updates_per_round", 128)
         fixed = max(0.0, r.get("round_s", u * r["update_s"]) - u * r["update_s"])
         c = {"learner": name, "title": r.get("title", name), "threads": threads,

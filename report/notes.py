@@ -83,14 +83,17 @@ def rung_block(ctx, name: str) -> Optional[str]:
 def learner_block(ctx, name: str) -> Optional[str]:
     """One line per thread count: the learner's time per update with its IQR, against L1 at
     1 thread and the learner below at 1 thread (the report's learner table)."""
-    every = sorted((r for r in ctx.latest("learner", ("learner", "threads")) if "update_spread" in r),
+    every = sorted((r for r in ctx.latest("learner", ("learner", "threads", "device"))
+                    if "update_spread" in r and r.get("device") != "cuda"),
                    key=lambda r: (number_key(r.get("number", ""), r["learner"]), r["threads"]))
     rows = [r for r in every if r.get("learner") == name]
+    gpu = gpu_lines(ctx, name)
     if not rows:                 # a learner this machine cannot run (l2b: no GPU) says why
         skip = [r for r in ctx.latest("learner_verification", ("learner",))
                 if r.get("learner") == name and r.get("status") == "skipped" and r.get("reason")]
-        return (f"Not measured in the report's run on {ctx.machine_line} ({skip[0]['time'][:10]}):"
+        text = (f"Not measured in the report's run on {ctx.machine_line} ({skip[0]['time'][:10]}):"
                 f" {skip[0]['reason']}." if skip else None)
+        return "\n".join(x for x in [text] + gpu if x) or None
     ref = next((r for r in every if r.get("reference") and r["threads"] == 1), None)
     ones = [r for r in every if r["threads"] == 1]
     k = next((j for j, r in enumerate(ones) if r["learner"] == name), None)
@@ -109,7 +112,28 @@ def learner_block(ctx, name: str) -> Optional[str]:
         ranks = f" x {r['ranks']} ranks" if r.get("ranks", 1) > 1 else ""
         lines.append(f"- {r['threads']} thread{'s' if r['threads'] > 1 else ''}{ranks}: "
                      f"{fmt_time(r['update_s'])} per update{iqr}" + (f" ({', '.join(vs)})" if vs else ""))
-    return _header(ctx, rows, "; median time per update, with speedups") + "\n".join(lines)
+    return _header(ctx, rows, "; median time per update, with speedups") + "\n".join(lines + gpu)
+
+
+def gpu_lines(ctx, name: str) -> List[str]:
+    """The learner's verified timing on a GPU, from whichever machine measured one, named."""
+    from report.sections.learners import gpu_machines, gpu_rows
+    out = []
+    for g in gpu_machines(ctx):
+        ver, timed = gpu_rows(g)
+        if not any(v["learner"] == name and v["status"] == "passed" for v in ver):
+            continue
+        r = next((t for t in timed if t["learner"] == name and t.get("device") == "cuda"), None)
+        base = next((t for t in timed if t.get("device") == "cpu" and t.get("reference")
+                     and t["threads"] == 1), None)
+        if r is None:
+            continue
+        sp = r["update_spread"]
+        out.append(f"- On a GPU ({g.machine_line}, {r['time'][:10]}, run {r['run_id']}): "
+                   f"{fmt_time(r['update_s'])} per update [IQR {fmt_time(sp['q1'])}-{fmt_time(sp['q3'])}]"
+                   + (f" ({_x(base['update_s'] / r['update_s'])} L1 on one CPU core of that machine)"
+                      if base else ""))
+    return out
 
 
 def parts() -> List[tuple]:

@@ -65,13 +65,27 @@ def render(ctx):
     out += [md_table(["Generator", "Learner", "T_gen", "T_learn", "Generation share", "Est. time (alternating)",
                       "Est. time (overlapped)", "vs practitioner (alternating)", "vs practitioner (overlapped)"],
                      table), ""]
-    out += [f"![Speedup against learner cost]({curve_figure(ctx, tab, allg)})", "",
-            f"GPU: no GPU was lent to the machine that measured this, so no GPU learner (the "
-            f"CUDA-graph learner `l2b`) has a row here: *not measured here*. For scale only, "
-            f"{LEANRL}. The curves above can be read at any learner cost; only the marked points "
-            f"are measured.", ""]
+    out += [f"![Speedup against learner cost]({curve_figure(ctx, tab, allg)})", "", gpu_note(ctx, costs), ""]
     out += check(ctx)
     return "\n".join(out) + "\n"
+
+
+def gpu_note(ctx, costs) -> str:
+    from report.sections.learners import fastest_gpu_learner
+    best = fastest_gpu_learner(ctx)
+    if best is None:
+        return (f"GPU: no GPU learner has a row in results/, so none is in this estimate. For scale "
+                f"only, {LEANRL}. The curves above can be read at any learner cost; only the marked "
+                f"points are measured.")
+    line, r = best
+    cpu = min(costs.values(), key=lambda c: c["t_update"], default=None)
+    return (f"GPU: the fastest verified GPU learner, `{r['learner']}`, takes {fmt_time(r['update_s'])} per "
+            f"update on {line} (*The learner ladder*, *On a GPU*); it was measured on that machine, "
+            f"not this one, so it is no point of the table above. Read the curves at that cost to "
+            f"see what it would buy with this machine's generators"
+            + (f"; this machine's fastest CPU learner, `{cpu['learner']}`, takes "
+               f"{fmt_time(cpu['t_update'])}." if cpu else ".")
+            + f" For scale, {LEANRL}.")
 
 
 def curve_figure(ctx, tab, gens):

@@ -68,7 +68,20 @@ def gpu_machines(ctx):
     ids = [m["id"] for m in results.machines(ctx.results_dir) if "learner" in m.get("kinds", ())]
     ids.sort(key=lambda i: i != ctx.machine)
     return [c for c in (ctx if i == ctx.machine else ctx.for_machine(i) for i in ids)
-            if any(r.get("device") == "cuda" for r in c.rows("learner_verification") + c.rows("learner"))]
+            if any(r.get("device") == "cuda" and r.get("status") != "skipped"
+                   for r in c.rows("learner_verification") + c.rows("learner"))]
+
+
+def fastest_gpu_learner(ctx):
+    """(machine line, timing row) of the fastest verified learner on a GPU, or None."""
+    best = None
+    for g in gpu_machines(ctx):
+        ver, timed = gpu_rows(g)
+        ok = {v["learner"] for v in ver if v["status"] == "passed"}
+        for r in timed:
+            if r.get("device") == "cuda" and r["learner"] in ok and (best is None or r["update_s"] < best[1]["update_s"]):
+                best = (g.machine_line, r)
+    return best
 
 
 def gpu_rows(g):
