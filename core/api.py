@@ -70,17 +70,18 @@ class Generator:
         return False
 
 
-def init_weights(seed: int, hidden: int = DEFAULT_HIDDEN) -> Dict[str, np.ndarray]:
+def init_weights(seed: int, hidden: int = DEFAULT_HIDDEN, env=CARTPOLE) -> Dict[str, np.ndarray]:
     """The Q-network initialised from a seed, in any language (LEARNER.md, "Initialisation").
 
     PyTorch's nn.Linear default distribution (uniform in +-1/sqrt(fan_in), weights and
     biases alike), drawn from the counter-based RNG: element i (row-major) of parameter
     array p (0..5 for w1 b1 w2 b2 w3 b3) is float32((2 u - 1) / sqrt(fan_in)) in float64
-    arithmetic, u = u01(draw(seed, INIT, p, i)).
+    arithmetic, u = u01(draw(seed, INIT, p, i)). `env` (a core.spec.EnvSpec) sets the input
+    and output sizes: CartPole's by default, chess's for its network.
     """
     if hidden < 1:
         raise StudyError(f"hidden size must be a positive integer, got {hidden}")
-    spec = NetSpec(CARTPOLE, hidden)
+    spec = NetSpec(env, hidden)
     out = {}
     shapes = spec.shapes()
     for p, name in enumerate(WEIGHT_KEYS):

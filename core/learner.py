@@ -154,6 +154,9 @@ class Learner(Part):
     devices: Tuple[str, ...] = ()
     """Every device it can run on, when more than its default: ("cpu", "cuda") for a torch
     learner that moves to a GPU when one is there (`harness learners --device cuda`)."""
+    workloads: Tuple[str, ...] = ("cartpole",)
+    """The workloads whose networks it can train (LEARNER.md, "Another workload's network"):
+    a learner that reads any replay's rows through its `torch_rows` hook adds "chess"."""
     ranks: int = 1
     """Processes one update spans (a data-parallel learner: 2)."""
     threads: Tuple[int, ...] = (1,)
@@ -181,6 +184,9 @@ class Learner(Part):
             return f"LEARNER.device must be one of {', '.join(DEVICES)}, got {self.device!r}"
         if not isinstance(self.devices, tuple) or not all(d in DEVICES for d in self.devices):
             return f"LEARNER.devices must be a tuple of {', '.join(DEVICES)}, got {self.devices!r}"
+        if (not isinstance(self.workloads, tuple) or not self.workloads
+                or not all(isinstance(w, str) for w in self.workloads)):
+            return f"LEARNER.workloads must be a non-empty tuple of workload names, got {self.workloads!r}"
         if not isinstance(self.ranks, int) or self.ranks < 1:
             return f"LEARNER.ranks must be a positive integer, got {self.ranks!r}"
         if (not isinstance(self.threads, tuple) or not self.threads
@@ -188,6 +194,16 @@ class Learner(Part):
                            for t in self.threads)):
             return f"LEARNER.threads must be a non-empty tuple of thread counts in 1..256, got {self.threads!r}"
         return None
+
+
+# LEARNER.md, "What counts as correct": a learner's weights after its first update and after
+# K updates, and its K losses, against the reference's (every workload's learner checks)
+TOL_FIRST, TOL_K, LOSS_RTOL = 1e-5, 1e-4, 1e-3
+
+
+def max_diff(a: Dict[str, np.ndarray], b: Dict[str, np.ndarray]) -> float:
+    """The largest |a - b| over the arrays of b (in float64)."""
+    return max(float(np.max(np.abs(a[k].astype(np.float64) - b[k].astype(np.float64)))) for k in b)
 
 
 def runs_on(learner: "Learner") -> Tuple[str, ...]:

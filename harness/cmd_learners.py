@@ -18,13 +18,14 @@ from core import discover, results
 from core.errors import StudyError
 from core.learner import LearnConfig
 
-from .cli_util import positive_int
+from .cli_util import add_workload_arg, positive_int
 
 BENCH_STAGE = (45, "The learner ladder: verify, time per update, train to solved")
 SOLVE_SEEDS = (0, 1, 2, 3, 4)
 SOLVE_MAX_ROUNDS = 1000     # training's default cap is 500; one seed here needs ~660 rounds
 QUICK_SOLVE_SEEDS = (0,)
 QUICK_THRESHOLD, QUICK_MAX_ROUNDS = 195.0, 150
+CHESS_U = 16          # updates per round timed for chess's network (the e2e stage declares its own)
 
 
 def register(sub):
@@ -37,6 +38,7 @@ def register(sub):
     p.add_argument("--device", choices=("cpu", "cuda"),
                    help="run every learner that can run there on this device (default: each on its own); "
                         "cuda verifies each against the reference on the CPU")
+    add_workload_arg(p)
     p.set_defaults(func=cmd_learners)
 
 
@@ -44,8 +46,9 @@ def cmd_learners(args):
     from .progress import Progress
     names = [discover.get_learner(n).name for n in args.learner] if args.learner else None
     prog = Progress("learners")
-    bad = run_stage(args.quick, prog, names=names, solve=not args.no_solve,
-                    threads=tuple(args.threads) if args.threads else None, device=args.device)
+    bad = run_stage(args.quick, prog, names=names, solve=not args.no_solve and args.workload == "cartpole",
+                    threads=tuple(args.threads) if args.threads else None, device=args.device,
+                    workload=args.workload)
     prog.clear()
     return 1 if bad else 0
 
@@ -81,33 +84,45 @@ def solve_rung() -> str:
 
 
 def run_stage(quick: bool, progress, names: Optional[List[str]] = None, solve: bool = True,
-              threads=None, device: Optional[str] = None) -> int:
+              threads=None, device: Optional[str] = None, workload: str = "cartpole") -> int:
     """Returns the number of learners that failed verification, timing or solving. With a
-    `device`, only the learners that can run there, each run there (rows say which)."""
+    `device`, only the learners that can run there, each run there (rows say which). With
+    workload "chess", the learners that train chess's network, on its fixture (no solving:
+    training chess is its own stage)."""
     from core.learner import runs_on
     from training.config import TrainConfig
-    from training.cost import measure_learner
+    from training.cost import TIMING_ROWS, measure_learner
     from training.loop import run_parallel
     from .learner_verify import LearnerVerifier
     note = progress.note
-    items = [x for x in discover.learners() if names is None or x.name in names]
+    items = [x for x in discover.learners() if (names is None or x.name in names)
+             and workload in x.workloads]
+    if not items:
+        raise StudyError(f"no learner{' of ' + ', '.join(names) if names else ''} trains {workload}")
     if device is not None:
         items = [x for x in items if device in runs_on(x)]
         if not items:
             raise StudyError(f"no learner{' of ' + ', '.join(names) if names else ''} can run on {device}")
     where = {x.name: device or x.device for x in items}
     ref = discover.reference_learner()
-    ver = LearnerVerifier(ref, progress=note)
+    chess = workload == "chess"
+    if chess:
+        from versions.chess.common.learn import fixed_replay
+        from versions.chess.common.learn_verify import ChessLearnerVerifier, chess_config
+        ver = ChessLearnerVerifier(ref, progress=note)
+    else:
+        ver = LearnerVerifier(ref, progress=note)
     failed, ok = 0, []
     for lr in items:
         why = lr.unavailable_reason() or (cuda_missing() if where[lr.name] == "cuda" else None)
-        row = {"learner": lr.name, "number": lr.number, "title": lr.title, "device": where[lr.name],
+        row = {"workload": workload, "learner": lr.name, "number": lr.number, "title": lr.title,
+               "device": where[lr.name],
                "sources": list(lr.source_paths()), "source_hash": results.source_hash(lr.source_paths())}
         if why:
             results.append("learner_verification", {**row, "status": "skipped", "reason": why}, quick=quick)
             note(f"{lr.name}: skipped ({why})")
             continue
-        if lr.reference and where[lr.name] == ref.device:
+        if lr.reference and where[lr.name] == ref.device and not chess:
             results.append("learner_verification", {**row, "status": "reference"}, quick=quick)
             ok.append(lr)
             continue
@@ -136,19 +151,24 @@ def run_stage(quick: bool, progress, names: Optional[List[str]] = None, solve: b
         for t in counts:
             if lr.ranks > 1 and t > 1:
                 continue                      # a multi-process learner: one thread per rank
-            cfg = LearnConfig(threads=t, device=where[lr.name])
             note(f"{lr.name}: timing with {t} thread(s)")
             try:
-                m = measure_learner(lr, cfg, n_updates=64 if quick else 256,
-                                    reps=3 if quick else 7, budget_s=1.0 if quick else 4.0,
-                                    progress=note)
+                if chess:       # ~30 ms an update on a CPU core: fewer, shorter samples
+                    m = measure_learner(lr, chess_config(threads=t, device=where[lr.name]),
+                                        updates_per_round=CHESS_U, n_updates=8 if quick else 16,
+                                        reps=3 if quick else 7, budget_s=1.0 if quick else 3.0,
+                                        progress=note, replay=fixed_replay(TIMING_ROWS, TIMING_ROWS))
+                else:
+                    m = measure_learner(lr, LearnConfig(threads=t, device=where[lr.name]),
+                                        n_updates=64 if quick else 256, reps=3 if quick else 7,
+                                        budget_s=1.0 if quick else 4.0, progress=note)
             except Exception as e:            # one learner failing must not lose the others
                 failed += 1
                 results.append("learner_errors", {"learner": lr.name, "threads": t,
                                                   "error": f"{type(e).__name__}: {e}"}, quick=quick)
                 note(f"{lr.name}: timing failed: {type(e).__name__}: {e}")
                 continue
-            results.append("learner", {**m, "sources": list(lr.source_paths()),
+            results.append("learner", {**m, "workload": workload, "sources": list(lr.source_paths()),
                                        "source_hash": results.source_hash(lr.source_paths()),
                                        "reference": lr.reference,
                                        "build_info": lr.build_info() if lr.build_info else None},

@@ -7,7 +7,7 @@ from typing import Callable, Dict, List, Optional
 
 import numpy as np
 
-from core.learner import LearnConfig
+from core.learner import LOSS_RTOL, TOL_FIRST, TOL_K, LearnConfig, max_diff
 from core.evaluate import greedy_actions
 from training.fixture import fixed_replay, probe_observations
 
@@ -15,7 +15,7 @@ from .verify import Outcome
 
 SEEDS = (0, 7, 2 ** 64 - 1)
 K = 200
-TOL_FIRST, TOL_K, LOSS_RTOL, TIE_GAP = 1e-5, 1e-4, 1e-3, 1e-3
+TIE_GAP = 1e-3
 
 
 def run_learner(learner, cfg: LearnConfig, updates: int, checkpoints=()) -> dict:
@@ -33,10 +33,6 @@ def run_learner(learner, cfg: LearnConfig, updates: int, checkpoints=()) -> dict
         return {"losses": losses, "weights": at[updates], "at": at}
     finally:
         impl.close()
-
-
-def max_diff(a: Dict[str, np.ndarray], b: Dict[str, np.ndarray]) -> float:
-    return max(float(np.max(np.abs(a[k].astype(np.float64) - b[k].astype(np.float64)))) for k in b)
 
 
 class LearnerVerifier:

@@ -14,7 +14,7 @@ from typing import Optional
 
 from core.learner import LearnConfig
 from core.measure import spread
-from core.spec import CARTPOLE, NetSpec
+from core.spec import NetSpec
 
 from .fixture import fixed_replay
 
@@ -23,9 +23,10 @@ TIMING_ROWS = 131_072          # the replay holds this many rows when timed (a m
 
 def measure_learner(learner, cfg: LearnConfig, updates_per_round: int = 128,
                     n_updates: int = 256, reps: int = 7, budget_s: float = 4.0,
-                    phases: bool = True, progress=None) -> dict:
-    """Time `learner` (a core.learner.Learner) with the hyperparameters of `cfg`."""
-    replay = fixed_replay(capacity=TIMING_ROWS, fill=TIMING_ROWS)
+                    phases: bool = True, progress=None, replay=None) -> dict:
+    """Time `learner` (a core.learner.Learner) with the hyperparameters of `cfg`, on
+    `replay` (default: CartPole's fixture, TIMING_ROWS rows; chess passes its own)."""
+    replay = replay if replay is not None else fixed_replay(capacity=TIMING_ROWS, fill=TIMING_ROWS)
     t0 = time.perf_counter()
     impl = learner.make(cfg, replay)
     construct_s = time.perf_counter() - t0
@@ -57,7 +58,7 @@ def measure_learner(learner, cfg: LearnConfig, updates_per_round: int = 128,
         impl.close()
     upd = spread(per_update)
     rnd = spread(per_round)
-    flops = NetSpec(CARTPOLE, cfg.hidden).update_flops(cfg.batch_size, cfg.double)
+    flops = NetSpec(replay.spec.env, cfg.hidden).update_flops(cfg.batch_size, cfg.double)
     return {
         "learner": learner.name, "number": learner.number, "title": learner.title,
         "device": cfg.device if cfg.device in ("cpu", "cuda") else learner.device, "ranks": learner.ranks, "threads": cfg.threads,
@@ -68,7 +69,7 @@ def measure_learner(learner, cfg: LearnConfig, updates_per_round: int = 128,
         "update_s": upd["median"], "update_spread": upd, "update_samples_s": per_update,
         "round_s": rnd["median"], "round_spread": rnd, "round_samples_s": per_round,
         "flops_per_update": flops, "gflops": flops / upd["median"] / 1e9,
-        "phase_s": prof, "replay_rows": TIMING_ROWS,
+        "phase_s": prof, "replay_rows": replay.size,
     }
 
 

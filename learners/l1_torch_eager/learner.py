@@ -19,4 +19,4 @@ LEARNER = Learner(
     number="1", title="PyTorch eager", reference=True,
     summary=("The PyTorch DQN tutorial's update: nn.Sequential policy and target networks, "
              "autograd, SmoothL1 loss, AdamW (fused), one operator at a time"),
-    threads=(1, 2), devices=("cpu", "cuda"), make=make, available=available)
+    threads=(1, 2), devices=("cpu", "cuda"), workloads=("cartpole", "chess"), make=make, available=available)

@@ -32,9 +32,9 @@ def resolve_device(name: str):
     raise StudyError(f"unknown learner device '{name}'; use cuda, cpu or auto")
 
 
-def make_qnet(hidden: int):
+def make_qnet(hidden: int, env=CARTPOLE):
     import torch.nn as nn
-    d, a = CARTPOLE.obs_dim, CARTPOLE.n_actions
+    d, a = env.obs_dim, env.n_actions
     return nn.Sequential(nn.Linear(d, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(),
                          nn.Linear(hidden, a))
 
@@ -65,9 +65,13 @@ class TorchLearner(LearnerImpl):
         torch.set_num_threads(self.cfg.threads)
         self.replay = replay
         self.device = device if device is not None else resolve_device(self.cfg.device)
-        w = init_weights(self.cfg.seed, self.cfg.hidden)
-        self.policy = make_qnet(self.cfg.hidden).to(self.device)
-        self.target = make_qnet(self.cfg.hidden).to(self.device)
+        # the replay says which network and which rows: CartPole's float rows by default, or a
+        # workload's own compact rows with `torch_rows` expanding them on the device (chess)
+        env = replay.spec.env
+        self.expand = getattr(replay, "torch_rows", None)
+        w = init_weights(self.cfg.seed, self.cfg.hidden, env)
+        self.policy = make_qnet(self.cfg.hidden, env).to(self.device)
+        self.target = make_qnet(self.cfg.hidden, env).to(self.device)
         load_weights(self.policy, w)
         load_weights(self.target, w)
         for p in self.target.parameters():
@@ -81,7 +85,7 @@ class TorchLearner(LearnerImpl):
         cuda = self.device.type == "cuda"
         # two pinned staging buffers on a GPU, so that sampling the next minibatch never
         # overwrites one whose asynchronous host-to-device copy is still in flight
-        self.staging = [torch.empty((self.cfg.batch_size, REPLAY.width), dtype=torch.float32,
+        self.staging = [torch.empty((self.cfg.batch_size, self.data.shape[1]), dtype=self.data.dtype,
                                     pin_memory=cuda) for _ in range(2 if cuda else 1)]
         self.copied = [None] * len(self.staging)
         self.slot = 0
@@ -123,17 +127,27 @@ class TorchLearner(LearnerImpl):
         data-parallel learner (L5) passes its wrapped policy as `forward` and sums its
         share of the rows times `scale` instead of taking the mean."""
         torch = self.torch
-        s = REPLAY
-        obs, nxt = rows[:, s.obs], rows[:, s.next_obs]
-        act = rows[:, s.action].long().unsqueeze(1)
-        rew, term = rows[:, s.reward], rows[:, s.terminated]
+        if self.expand is None:
+            s = REPLAY
+            obs, nxt = rows[:, s.obs], rows[:, s.next_obs]
+            act, rew, term, legal = rows[:, s.action], rows[:, s.reward], rows[:, s.terminated], None
+        else:
+            obs, act, rew, nxt, term, legal = self.expand(torch, rows)
+        act = act.long().unsqueeze(1)
         q = (forward or self.policy)(obs).gather(1, act).squeeze(1)
         with torch.no_grad():
+            # with a legal mask, the max and the argmax run over the next position's legal
+            # actions only; a position with none (mate, stalemate) is terminal: q' = 0
             if self.cfg.double:
-                a_next = self.policy(nxt).argmax(1, keepdim=True)
-                q_next = self.target(nxt).gather(1, a_next).squeeze(1)
+                qp = self.policy(nxt)
+                if legal is not None:
+                    qp = qp.masked_fill(~legal, float("-inf"))
+                q_next = self.target(nxt).gather(1, qp.argmax(1, keepdim=True)).squeeze(1)
             else:
-                q_next = self.target(nxt).max(1).values
+                qt = self.target(nxt)
+                q_next = (qt if legal is None else qt.masked_fill(~legal, float("-inf"))).max(1).values
+            if legal is not None:
+                q_next = torch.where(legal.any(1), q_next, torch.zeros_like(q_next))
             y = rew + self.cfg.gamma * (1.0 - term) * q_next
         if scale is None:
             return torch.nn.functional.smooth_l1_loss(q, y)

@@ -24,4 +24,4 @@ LEARNER = Learner(
     summary=("L1's update with the loss (forward and, through AOTAutograd, backward) and the "
              "AdamW step each compiled by torch.compile (inductor, C++ on the CPU); lr is a "
              "tensor so the schedule never recompiles"),
-    threads=(1, 2), devices=("cpu", "cuda"), make=make, available=available)
+    threads=(1, 2), devices=("cpu", "cuda"), workloads=("cartpole", "chess"), make=make, available=available)

@@ -35,7 +35,6 @@ import numpy as np
 from core.errors import StudyError
 from core.learner import LearnConfig
 from core.replay import Replay
-from core.spec import REPLAY
 from learners.l1_torch_eager.torch_eager import TorchLearner, resolve_device
 
 WARMUP = 3          # iterations before capture (PyTorch's recipe uses 3)
@@ -58,7 +57,8 @@ class GraphedLearner(TorchLearner):
         self.lr_t = torch.tensor(c.lr, dtype=torch.float32, device=device)
         self.opt = torch.optim.AdamW(self._pp, lr=self.lr_t, betas=(c.beta1, c.beta2), eps=c.adam_eps,
                                      weight_decay=c.weight_decay, fused=True, capturable=True)
-        self.static_rows = torch.zeros((c.batch_size, REPLAY.width), dtype=torch.float32, device=device)
+        self.static_rows = torch.zeros((c.batch_size, self.data.shape[1]), dtype=self.data.dtype,
+                                       device=device)
         self.static_loss = None
         self.graph = None
         self._pinned = self._rows = self._h2d_done = None
@@ -128,14 +128,14 @@ class GraphedLearner(TorchLearner):
         """Minibatches of the next n updates, gathered on the host, copied to the device:
         a [n, B, 11] device tensor (valid until the next stage())."""
         torch = self.torch
-        B, W = self.cfg.batch_size, REPLAY.width
+        B, W = self.cfg.batch_size, self.data.shape[1]
         idx = self.replay.indices(self.cfg.seed, self.updates, n, B)
         if self._h2d_done is not None:
             self._h2d_done.synchronize()             # the last copy has left the pinned buffer
         if self._pinned is None or self._pinned.shape[0] < n:
             cuda = self.device.type == "cuda"
-            self._pinned = torch.empty((n, B, W), dtype=torch.float32, pin_memory=cuda)
-            self._rows = torch.empty((n, B, W), dtype=torch.float32, device=self.device)
+            self._pinned = torch.empty((n, B, W), dtype=self.data.dtype, pin_memory=cuda)
+            self._rows = torch.empty((n, B, W), dtype=self.data.dtype, device=self.device)
         host = self._pinned[:n]
         torch.index_select(self.data, 0, torch.from_numpy(idx.reshape(-1)), out=host.view(n * B, W))
         rows = self._rows[:n]

@@ -23,4 +23,4 @@ LEARNER = Learner(
     summary=("L1's whole update (forward, backward, fused capturable AdamW) captured once as a "
              "CUDA graph and replayed per update on static buffers; a round's minibatches go "
              "to the GPU in one copy"),
-    make=make, available=available)
+    workloads=("cartpole", "chess"), make=make, available=available)

@@ -11,13 +11,11 @@ greedy its masked argmax (ties to the lowest action).
 """
 from __future__ import annotations
 
-import math
 from typing import Dict
 
 import numpy as np
 
-from core import rng
-from core.api import MAX_HIDDEN
+from core.api import MAX_HIDDEN, init_weights as _init
 from core.errors import StudyError
 from core.spec import NetSpec
 
@@ -30,16 +28,7 @@ def init_weights(seed: int, hidden: int = HIDDEN) -> Dict[str, np.ndarray]:
         raise StudyError(f"hidden size must be an integer in [1, {MAX_HIDDEN}], got {hidden!r}")
     if not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2 ** 64:
         raise StudyError(f"seed must be an integer in [0, 2^64), got {seed!r}")
-    spec = NetSpec(CHESS, int(hidden))
-    shapes, layers = spec.shapes(), spec.layers()
-    out = {}
-    for p, name in enumerate(WEIGHT_KEYS):
-        bound = 1.0 / math.sqrt(layers[p // 2][0])
-        n = int(np.prod(shapes[name]))
-        k = np.uint64(rng.key(int(seed), rng.INIT, p))
-        u = rng.u01_np(rng.mix_np(np.arange(n, dtype=np.uint64) ^ k))
-        out[name] = ((2.0 * u - 1.0) * bound).astype(np.float32).reshape(shapes[name])
-    return out
+    return _init(int(seed), int(hidden), env=CHESS)
 
 
 def check_weights(weights: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:

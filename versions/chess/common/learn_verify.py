@@ -1,0 +1,135 @@
+"""The chess learners' checks (LEARNER.md, "Another workload's network"), before any is timed.
+
+On the chess fixture (common/learn.py: 8,192 transitions of egreedy play):
+
+1. The rows: a minibatch expanded on the learner's side (`torch_rows`) equals the judge's
+   NumPy expansion (common/encoding.py: obs_inputs, mask_bool) bit for bit, every row.
+2. The reference (L1 on the CPU): the loss of its first update equals LEARNER.md's loss
+   recomputed here in float64 NumPy from the initial weights, with the masked Double DQN
+   target (the next position's legal actions only; none legal: q' = 0), within 1e-5 relative.
+3. Every other learner, or L1 on another device: weights after 1 and K updates and the K
+   losses against L1 on the CPU, with the tolerances of CartPole's learner checks.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Callable, List, Optional
+
+import numpy as np
+
+from core.learner import LOSS_RTOL, TOL_FIRST, TOL_K, LearnConfig, max_diff
+from core.workload import Outcome
+
+from . import learn
+from .encoding import mask_bool, obs_inputs
+from .spec import HIDDEN
+
+SEEDS = (0, 2 ** 64 - 1)
+K = 50
+
+
+def chess_config(**kw) -> LearnConfig:
+    """LEARNER.md's defaults at the chess network's hidden size."""
+    return replace(LearnConfig(hidden=HIDDEN), **kw).check_learn()
+
+
+def run(learner, cfg: LearnConfig, updates: int) -> dict:
+    replay = learn.fixed_replay()
+    impl = learner.make(cfg, replay)
+    try:
+        losses = np.zeros(updates, np.float32)
+        impl.learn(1, losses[:1])
+        impl.sync()
+        first = impl.weights()
+        impl.learn(updates - 1, losses[1:])
+        impl.sync()
+        return {"losses": losses, "first": first, "weights": impl.weights()}
+    finally:
+        impl.close()
+
+
+def rows_check() -> Outcome:
+    import torch
+    r = learn.fixed_replay()
+    d = torch.from_numpy(r.data)
+    obs, act, rew, nxt, term, legal = learn.torch_rows(torch, d)
+    u = r.data.view(np.uint64)
+    bad = [name for name, got, want in (
+        ("obs", obs.numpy(), obs_inputs(u[:, learn.OBS])),
+        ("next_obs", nxt.numpy(), obs_inputs(u[:, learn.NEXT_OBS])),
+        ("next_mask", legal.numpy(), mask_bool(u[:, learn.NEXT_MASK])),
+        ("action", act.numpy(), r.data[:, learn.ACTION]),
+        ("terminated", term.numpy(), r.data[:, learn.TERMINATED].astype(np.float32)))
+        if not np.array_equal(got, want)]
+    rw = np.array([b["reward"] for b in learn.fixture_batches()], np.float32).reshape(-1)
+    if not np.array_equal(rew.numpy()[:len(rw)], rw):
+        bad.append("reward")
+    return Outcome(not bad, "rows expand exactly", f"{r.size} fixture rows",
+                   "differ: " + ", ".join(bad) if bad else "obs, masks, actions, rewards, ends equal")
+
+
+def reference_loss(cfg: LearnConfig) -> float:
+    """LEARNER.md's loss of update 0 in float64 NumPy, from the initial weights."""
+    from .net import init_weights
+    r = learn.fixed_replay()
+    w = {k: v.astype(np.float64) for k, v in init_weights(cfg.seed, cfg.hidden).items()}
+    rows = r.data[r.indices(cfg.seed, 0, 1, cfg.batch_size)[0]]
+    u = rows.view(np.uint64)
+
+    def q(x):
+        h = np.maximum(x @ w["w1"].T + w["b1"], 0)
+        h = np.maximum(h @ w["w2"].T + w["b2"], 0)
+        return h @ w["w3"].T + w["b3"]
+    s, s2 = obs_inputs(u[:, learn.OBS]).astype(np.float64), obs_inputs(u[:, learn.NEXT_OBS]).astype(np.float64)
+    legal = mask_bool(u[:, learn.NEXT_MASK])
+    a = rows[:, learn.ACTION]
+    rew = rows[:, learn.REWARD].astype(np.float64) / learn.REWARD_SCALE
+    term = rows[:, learn.TERMINATED].astype(np.float64)
+    qn = q(s2)                         # policy == target at update 0
+    pick = np.where(legal, qn, -np.inf).argmax(1)
+    qnext = np.where(legal.any(1), qn[np.arange(len(a)), pick], 0.0)
+    y = rew + cfg.gamma * (1 - term) * qnext
+    x = q(s)[np.arange(len(a)), a] - y
+    return float(np.mean(np.where(np.abs(x) < 1, 0.5 * x * x, np.abs(x) - 0.5)))
+
+
+class ChessLearnerVerifier:
+    def __init__(self, reference, progress: Optional[Callable[[str], None]] = None, seeds=SEEDS):
+        self.reference, self.seeds = reference, seeds
+        self.progress = progress or (lambda s: None)
+        self._ref = {}
+
+    def ref(self, seed: int) -> dict:
+        if seed not in self._ref:
+            self.progress(f"{self.reference.name}: chess reference run, seed {seed}")
+            self._ref[seed] = run(self.reference, chess_config(seed=seed, device="cpu"), K)
+        return self._ref[seed]
+
+    def verify(self, learner, device: Optional[str] = None) -> List[Outcome]:
+        device = device or learner.device
+        out = [rows_check()]
+        for seed in self.seeds:
+            case = f"seed {seed}"
+            self.progress(f"{learner.name} ({device}): chess, {case}")
+            ref = self.ref(seed)
+            if learner.name == self.reference.name and device == "cpu":
+                want = reference_loss(chess_config(seed=seed))
+                rel = abs(float(ref["losses"][0]) - want) / max(abs(want), 1e-12)
+                out.append(Outcome(rel <= 1e-5, "first loss against float64 NumPy", case,
+                                   f"relative difference {rel:.3g} (tolerance 1e-05)"))
+                continue
+            try:
+                got = run(learner, chess_config(seed=seed, device=device), K)
+            except Exception as e:
+                out.append(Outcome(False, "runs", case, f"{type(e).__name__}: {e}"))
+                continue
+            d1, dk = max_diff(got["first"], ref["first"]), max_diff(got["weights"], ref["weights"])
+            out.append(Outcome(d1 <= TOL_FIRST, "weights after 1 update", case,
+                               f"max |difference| {d1:.3g} (tolerance {TOL_FIRST:g})"))
+            out.append(Outcome(dk <= TOL_K, f"weights after {K} updates", case,
+                               f"max |difference| {dk:.3g} (tolerance {TOL_K:g})"))
+            rl = np.abs(got["losses"].astype(np.float64) - ref["losses"]) / np.maximum(np.abs(ref["losses"]), 1e-12)
+            out.append(Outcome(bool(np.all(np.isfinite(got["losses"]))) and rl.max() <= LOSS_RTOL,
+                               f"losses of {K} updates", case,
+                               f"worst relative difference {rl.max():.3g} (tolerance {LOSS_RTOL:g})"))
+        return out
