@@ -7,8 +7,15 @@ On the chess fixture (common/learn.py: 8,192 transitions of egreedy play):
 2. The reference (L1 on the CPU): the loss of its first update equals LEARNER.md's loss
    recomputed here in float64 NumPy from the initial weights, with the masked Double DQN
    target (the next position's legal actions only; none legal: q' = 0), within 1e-5 relative.
-3. Every other learner, or L1 on another device: weights after 1 and K updates and the K
-   losses against L1 on the CPU, with the tolerances of CartPole's learner checks.
+3. Every other learner, or L1 on another device: weights after 1 update and the K losses
+   against L1 on the CPU, with the tolerances of CartPole's learner checks; weights after K
+   updates by the part of the training's displacement that differs, per array,
+   ||w - w_ref|| / ||w_ref - w_init|| <= DISPLACEMENT_RTOL. Not CartPole's max |difference|:
+   measured on an H200, L1 on the GPU left one element of seed 0 2.6e-3 from L1 on the CPU
+   after 50 updates (about lr), though its first update agreed within 3e-8. AdamW divides
+   each element's gradient by its own running size, so an element whose gradient is at the
+   level of float32 rounding (summed in another order on a GPU) moves by up to lr in either
+   direction; a maximum over 1.6 M elements measures those, a norm measures the update.
 """
 from __future__ import annotations
 
@@ -17,15 +24,17 @@ from typing import Callable, List, Optional
 
 import numpy as np
 
-from core.learner import LOSS_RTOL, TOL_FIRST, TOL_K, LearnConfig, max_diff
+from core.learner import LOSS_RTOL, TOL_FIRST, LearnConfig, max_diff
 from core.workload import Outcome
 
 from . import learn
 from .encoding import mask_bool, obs_inputs
+from .net import init_weights
 from .spec import HIDDEN
 
 SEEDS = (0, 2 ** 64 - 1)
 K = 50
+DISPLACEMENT_RTOL = 1e-3
 
 
 def chess_config(**kw) -> LearnConfig:
@@ -43,9 +52,19 @@ def run(learner, cfg: LearnConfig, updates: int) -> dict:
         first = impl.weights()
         impl.learn(updates - 1, losses[1:])
         impl.sync()
-        return {"losses": losses, "first": first, "weights": impl.weights()}
+        return {"losses": losses, "first": first, "weights": impl.weights(),
+                "init": init_weights(cfg.seed, cfg.hidden)}
     finally:
         impl.close()
+
+
+def displacement_diff(got, ref, init) -> float:
+    """max over arrays of ||got - ref|| / ||ref - init|| (float64)."""
+    out = 0.0
+    for k in ref:
+        moved = np.linalg.norm(ref[k].astype(np.float64) - init[k])
+        out = max(out, float(np.linalg.norm(got[k].astype(np.float64) - ref[k])) / max(moved, 1e-30))
+    return out
 
 
 def rows_check() -> Outcome:
@@ -70,7 +89,6 @@ def rows_check() -> Outcome:
 
 def reference_loss(cfg: LearnConfig) -> float:
     """LEARNER.md's loss of update 0 in float64 NumPy, from the initial weights."""
-    from .net import init_weights
     r = learn.fixed_replay()
     w = {k: v.astype(np.float64) for k, v in init_weights(cfg.seed, cfg.hidden).items()}
     rows = r.data[r.indices(cfg.seed, 0, 1, cfg.batch_size)[0]]
@@ -126,8 +144,10 @@ class ChessLearnerVerifier:
             d1, dk = max_diff(got["first"], ref["first"]), max_diff(got["weights"], ref["weights"])
             out.append(Outcome(d1 <= TOL_FIRST, "weights after 1 update", case,
                                f"max |difference| {d1:.3g} (tolerance {TOL_FIRST:g})"))
-            out.append(Outcome(dk <= TOL_K, f"weights after {K} updates", case,
-                               f"max |difference| {dk:.3g} (tolerance {TOL_K:g})"))
+            rd = displacement_diff(got["weights"], ref["weights"], ref["init"])
+            out.append(Outcome(rd <= DISPLACEMENT_RTOL, f"weights after {K} updates", case,
+                               f"displacement differing {rd:.3g} (tolerance {DISPLACEMENT_RTOL:g}; "
+                               f"max |difference| {dk:.3g})"))
             rl = np.abs(got["losses"].astype(np.float64) - ref["losses"]) / np.maximum(np.abs(ref["losses"]), 1e-12)
             out.append(Outcome(bool(np.all(np.isfinite(got["losses"]))) and rl.max() <= LOSS_RTOL,
                                f"losses of {K} updates", case,
