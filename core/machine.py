@@ -78,12 +78,12 @@ def software() -> dict:
 
 @functools.lru_cache(None)
 def git_state() -> dict:
-    commit = _cmd("git", "rev-parse", "HEAD")
-    if not commit and os.environ.get("STUDY_COMMIT"):
-        # a copy of the tree without its git folder (a lent GPU machine): the commit it was
-        # copied from, as the caller says; whether the copy differed is unknown (the rows'
-        # source hashes tell the report whether their code still matches)
+    if os.environ.get("STUDY_COMMIT"):
+        # a copy of the tree whose git folder is missing or not the tree's own (a lent GPU
+        # machine's copy): the commit it was copied from, as the caller says; whether the copy
+        # differed is unknown (the rows' source hashes tell the report whether their code matches)
         return {"commit": os.environ["STUDY_COMMIT"], "dirty": None, "commit_from": "STUDY_COMMIT"}
+    commit = _cmd("git", "rev-parse", "HEAD")
     # Dirty means the measured code differs from the commit: the bench's own outputs (rows,
     # the rendered report and its figures, the README headline) do not count, so that a
     # bench started after clearing the old results still records a clean tree.

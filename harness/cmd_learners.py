@@ -25,6 +25,7 @@ SOLVE_SEEDS = (0, 1, 2, 3, 4)
 SOLVE_MAX_ROUNDS = 1000     # training's default cap is 500; one seed here needs ~660 rounds
 QUICK_SOLVE_SEEDS = (0,)
 QUICK_THRESHOLD, QUICK_MAX_ROUNDS = 195.0, 150
+CHESS_SOURCES = ("versions/chess/common/learn.py",)   # the chess rows' expansion a learner runs
 CHESS_U = 16          # updates per round timed for chess's network (the e2e stage declares its own)
 
 
@@ -113,11 +114,14 @@ def run_stage(quick: bool, progress, names: Optional[List[str]] = None, solve: b
     else:
         ver = LearnerVerifier(ref, progress=note)
     failed, ok = 0, []
+    extra = CHESS_SOURCES if chess else ()
+
+    def sources(lr):
+        return list(lr.source_paths()) + list(extra)
     for lr in items:
         why = lr.unavailable_reason() or (cuda_missing() if where[lr.name] == "cuda" else None)
         row = {"workload": workload, "learner": lr.name, "number": lr.number, "title": lr.title,
-               "device": where[lr.name],
-               "sources": list(lr.source_paths()), "source_hash": results.source_hash(lr.source_paths())}
+               "device": where[lr.name], "sources": sources(lr), "source_hash": results.source_hash(sources(lr))}
         if why:
             results.append("learner_verification", {**row, "status": "skipped", "reason": why}, quick=quick)
             note(f"{lr.name}: skipped ({why})")
@@ -168,8 +172,8 @@ def run_stage(quick: bool, progress, names: Optional[List[str]] = None, solve: b
                                                   "error": f"{type(e).__name__}: {e}"}, quick=quick)
                 note(f"{lr.name}: timing failed: {type(e).__name__}: {e}")
                 continue
-            results.append("learner", {**m, "workload": workload, "sources": list(lr.source_paths()),
-                                       "source_hash": results.source_hash(lr.source_paths()),
+            results.append("learner", {**m, "workload": workload, "sources": sources(lr),
+                                       "source_hash": results.source_hash(sources(lr)),
                                        "reference": lr.reference,
                                        "build_info": lr.build_info() if lr.build_info else None},
                            quick=quick)

@@ -98,6 +98,7 @@ class _MappedReplay:
     learn() message brings (the training loop changes it only between rounds)."""
 
     def __init__(self, rows: np.ndarray):
+        self.spec = REPLAY            # CartPole's rows (the learner reads its network from it)
         self.data = rows
         self.size = 0
         self.capacity = rows.shape[0]
