@@ -55,7 +55,8 @@ class NativeChessGenerator(Generator):
     def __init__(self, cfg: GenConfig, module, max_workers: int = 1):
         eps = check_config(cfg, max_workers)
         super().__init__(cfg)
-        self.core = module.Rollout(int(cfg.n_envs), int(cfg.seed), cfg.policy == "egreedy", eps)
+        self.core = module.Rollout(int(cfg.n_envs), int(cfg.seed), cfg.policy == "egreedy", eps,
+                                   int(cfg.workers))
         self._batch: Optional[Dict[str, np.ndarray]] = None
         self._T = -1
         if cfg.policy == "egreedy":
@@ -90,14 +91,15 @@ class NativeChessGenerator(Generator):
 
 
 def native_chess_rung(module: str, *, number: str, title: str, summary: str,
-                      sources: Tuple[str, ...] = (), **fields) -> Rung:
+                      sources: Tuple[str, ...] = (), own_movegen: bool = True, **fields) -> Rung:
     """The Rung of a chess C++ rung whose nanobind module is `module` (built by
     native/build.sh from the rung's native.cmake): generator, availability, build record
-    and the module's perft."""
+    and, for a rung with a move generator of its own (own_movegen), the module's perft."""
+    max_workers = fields.get("max_workers", 1)
 
     def make_generator(cfg: GenConfig) -> Generator:
         from native.loader import require
-        return NativeChessGenerator(cfg, require(module))
+        return NativeChessGenerator(cfg, require(module), max_workers=max_workers)
 
     def available() -> Optional[str]:
         from native.loader import available as avail
@@ -115,5 +117,5 @@ def native_chess_rung(module: str, *, number: str, title: str, summary: str,
             raise StudyError(str(e))
 
     return Rung(number=number, title=title, summary=summary, make_generator=make_generator,
-                available=available, build_info=build_info, perft=perft,
+                available=available, build_info=build_info, perft=perft if own_movegen else None,
                 sources=NATIVE_SOURCES + tuple(sources), memory=NATIVE_MEMORY, **fields)

@@ -1,129 +1,27 @@
 // v4 (chess): the workload in serial C++. A bitboard move generator (magic bitboards,
 // fully legal generation, copy-make; versions/chess/common/include/chess/) replaces
 // python-chess, and one call of generate() plays all T steps of all N games in native code,
-// writing straight into the NumPy arrays the Python side allocated once.
-#include <string>
-#include <vector>
-
-#include "nb_common.hpp"     // native/include: build_info()
-#include "chess/env.hpp"
-
-namespace nb = nanobind;
+// writing straight into the NumPy arrays the Python side allocated once. The module's
+// plumbing (shape checks, weights, perft) is common/include/chess/rollout_module.hpp.
+#include "chess/rollout_module.hpp"
 
 namespace {
 
-using U64_3 = nb::ndarray<uint64_t, nb::ndim<3>, nb::c_contig, nb::device::cpu>;
-using I64_2 = nb::ndarray<int64_t, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
-using F32_2 = nb::ndarray<float, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
-using B_2 = nb::ndarray<bool, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
-using U8_2 = nb::ndarray<uint8_t, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
-using F32_2c = nb::ndarray<const float, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
-using F32_1c = nb::ndarray<const float, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
-
-void bad_shape(bool cond, const char* what) {
-    if (cond) throw std::invalid_argument(std::string("output array ") + what + " has the wrong shape");
-}
-
-struct Rollout {
-    chess::Generator gen;
-
-    Rollout(int64_t n_envs, uint64_t seed, bool egreedy, double epsilon) : gen(n_envs, seed, egreedy, epsilon) {}
-
-    void generate(U64_3 obs, U64_3 mask, I64_2 action, F32_2 reward, U64_3 next_obs, U64_3 next_mask,
-                  B_2 terminated, B_2 truncated, U8_2 end) {
-        const size_t T = obs.shape(0), N = size_t(gen.n_envs());
-        for (auto [a, w, name] : {std::tuple{&obs, size_t(chess::OBS_WORDS), "obs"},
-                                   {&next_obs, size_t(chess::OBS_WORDS), "next_obs"},
-                                   {&mask, size_t(chess::MASK_WORDS), "mask"},
-                                   {&next_mask, size_t(chess::MASK_WORDS), "next_mask"}})
-            bad_shape(a->shape(0) != T || a->shape(1) != N || a->shape(2) != w, name);
-        for (auto [s0, s1, name] : {std::tuple{action.shape(0), action.shape(1), "action"},
-                                     {reward.shape(0), reward.shape(1), "reward"},
-                                     {terminated.shape(0), terminated.shape(1), "terminated"},
-                                     {truncated.shape(0), truncated.shape(1), "truncated"},
-                                     {end.shape(0), end.shape(1), "end"}})
-            bad_shape(s0 != T || s1 != N, name);
-        const chess::BatchOut out{obs.data(), mask.data(), action.data(), reward.data(), next_obs.data(),
-                                  next_mask.data(), terminated.data(), truncated.data(), end.data()};
-        gen.check_ready();
-        chess::QNet::Scratch qs = gen.make_scratch();
-        nb::gil_scoped_release nogil;
-        // ======== v4's idea: every transition of the batch in one native call, serially ========
-        // (time steps, then games; each step is chess::Generator::step, common/include/chess/env.hpp)
+// ======== v4's idea: every transition of the batch in one native call, serially ========
+// (time steps, then games; each step is chess::Generator::step, common/include/chess/env.hpp)
+struct Serial {
+    template <class G>
+    static void run(G& gen, size_t T, size_t N, const chess::BatchOut& out, int /*workers*/) {
+        auto qs = gen.make_scratch();
         for (size_t t = 0; t < T; ++t)
             for (size_t i = 0; i < N; ++i) gen.step(int64_t(i), t * N + i, out, qs);
-        // ======== end of v4's idea ========
-    }
-
-    // Weights in nn.Linear layout (validated in Python by versions/chess/common/net.py).
-    void set_weights(F32_2c w1, F32_1c b1, F32_2c w2, F32_1c b2, F32_2c w3, F32_1c b3) {
-        const size_t H = w1.shape(0);
-        if (w1.shape(1) != size_t(chess::OBS_DIM) || b1.shape(0) != H || w2.shape(0) != H || w2.shape(1) != H ||
-            b2.shape(0) != H || w3.shape(0) != size_t(chess::N_ACTIONS) || w3.shape(1) != H ||
-            b3.shape(0) != size_t(chess::N_ACTIONS))
-            throw std::invalid_argument("weights have inconsistent shapes");
-        gen.set_net(std::make_unique<chess::QNet>(int(H), w1.data(), b1.data(), w2.data(), b2.data(), w3.data(),
-                                                  b3.data()));
-    }
-
-    // Per game: (episode, agent moves over its life, opponent moves over its life, agent
-    // moves in this episode), for tests.
-    std::vector<int64_t> counters() const {
-        std::vector<int64_t> c;
-        for (const auto& g : gen.games())
-            for (uint64_t v : {g.episode, g.agent_t, g.opp_c, uint64_t(g.moves)}) c.push_back(int64_t(v));
-        return c;
-    }
-    std::vector<std::string> fens() const {
-        std::vector<std::string> f;
-        for (const auto& g : gen.games()) f.push_back(g.pos.fen());
-        return f;
     }
 };
-
-uint64_t perft(const std::string& fen, int depth) {
-    if (depth < 0 || depth > 12) throw std::invalid_argument("depth must be in [0, 12]");
-    const chess::Position p = chess::Position::from_fen(fen);
-    nb::gil_scoped_release nogil;
-    return chess::perft(p, depth);
-}
-
-// The side to move's legal actions, ascending (the contract's encoding), for tests.
-std::vector<int> legal_actions(const std::string& fen) {
-    const chess::Position p = chess::Position::from_fen(fen);
-    uint64_t words[chess::MASK_WORDS];
-    chess::legal_mask(p, words);
-    std::vector<int> out;
-    for (int w = 0; w < chess::MASK_WORDS; ++w)
-        for (uint64_t b = words[w]; b;) out.push_back(64 * w + chess::pop_lsb(b));
-    return out;
-}
-
-// The compact obs of a FEN position as the agent of the given colour sees it (no history:
-// the repetition bit is 0), and the game-end code python-chess would give it.
-std::pair<std::vector<uint64_t>, int> observe(const std::string& fen, bool agent_white) {
-    const chess::Position p = chess::Position::from_fen(fen);
-    uint64_t words[chess::MASK_WORDS], obs[chess::OBS_WORDS];
-    const chess::MaskSink s = chess::legal_mask(p, words);
-    chess::write_obs(p, agent_white, false, s.ep_legal, obs);
-    return {std::vector<uint64_t>(obs, obs + chess::OBS_WORDS), chess::game_end(p, s.n, 0)};
-}
+// ======== end of v4's idea ========
 
 }  // namespace
 
 NB_MODULE(_chess_v4_cpp, m) {
-    m.doc() = "v4 (chess): bitboard move generation and the serial batch generator in C++";
-    nb::class_<Rollout>(m, "Rollout")
-        .def(nb::init<int64_t, uint64_t, bool, double>(), nb::arg("n_envs"), nb::arg("seed"),
-             nb::arg("egreedy"), nb::arg("epsilon"))
-        .def("generate", &Rollout::generate, "Fill the nine arrays [T, N, ...] of one batch.")
-        .def("set_weights", &Rollout::set_weights, "Replace the Q-network (float32, nn.Linear layout).")
-        .def("set_epsilon", [](Rollout& r, double e) { r.gen.set_epsilon(e); })
-        .def_prop_ro("n_envs", [](const Rollout& r) { return r.gen.n_envs(); })
-        .def("counters", &Rollout::counters)
-        .def("fens", &Rollout::fens);
-    m.def("perft", &perft, nb::arg("fen"), nb::arg("depth"), "Leaf positions below a FEN (bulk-counted).");
-    m.def("legal_actions", &legal_actions, nb::arg("fen"));
-    m.def("observe", &observe, nb::arg("fen"), nb::arg("agent_white"));
-    m.def("build_info", []() { return study::nbx::build_info(); });
+    chess::bind_rollout<chess::QNet, Serial>(
+        m, "v4 (chess): bitboard move generation and the serial batch generator in C++");
 }

@@ -62,11 +62,15 @@ struct Reached {
     uint8_t end;
 };
 
+// Net: the Q-network the egreedy policy evaluates (QNet, the dense forward of qnet.hpp, or a
+// rung's own with the same interface: a constructor from the six nn.Linear arrays, hidden(),
+// a Scratch type built from the hidden size, and greedy(obs, mask, scratch)).
+template <class Net = QNet>
 class Generator {
 public:
     Generator(int64_t n_envs, uint64_t seed, bool egreedy, double epsilon)
         : n_(n_envs), seed_(seed), egreedy_(egreedy), epsilon_(epsilon),
-          scratch_(std::make_unique<QNet::Scratch>(1)) {
+          scratch_(std::make_unique<typename Net::Scratch>(1)) {
         if (n_envs <= 0) throw std::invalid_argument("n_envs must be positive");
         games_.resize(size_t(n_envs));
         for (int64_t i = 0; i < n_envs; ++i) {
@@ -84,11 +88,12 @@ public:
     bool egreedy() const { return egreedy_; }
     double epsilon() const { return epsilon_; }
     void set_epsilon(double e) { epsilon_ = e; }
-    void set_net(std::unique_ptr<QNet> net) {
-        *scratch_ = QNet::Scratch(net->hidden());
+    using Scratch = typename Net::Scratch;
+    void set_net(std::unique_ptr<Net> net) {
+        *scratch_ = Scratch(net->hidden());
         net_ = std::move(net);
     }
-    QNet::Scratch make_scratch() const { return QNet::Scratch(net_ ? net_->hidden() : 1); }
+    Scratch make_scratch() const { return Scratch(net_ ? net_->hidden() : 1); }
     bool has_net() const { return net_ != nullptr; }
     const std::vector<Game>& games() const { return games_; }
 
@@ -107,7 +112,7 @@ public:
     // One transition of game i into row `row` of the batch (check_ready() first). Games
     // are independent: distinct games may be stepped on distinct threads, each with its
     // own network scratch `qs`.
-    void step(int64_t i, size_t row, const BatchOut& out, QNet::Scratch& qs) {
+    void step(int64_t i, size_t row, const BatchOut& out, Scratch& qs) {
         Game& g = games_[size_t(i)];
         uint64_t scratch[MASK_WORDS];                       // the opponent's legal actions
         std::memcpy(out.obs + row * OBS_WORDS, g.obs, sizeof g.obs);
@@ -146,7 +151,7 @@ public:
     }
 
     // The agent's action: the random pick, or (egreedy, not exploring) the greedy one.
-    int choose(Game& g, QNet::Scratch& qs) const {
+    int choose(Game& g, Scratch& qs) const {
         const uint64_t t = g.agent_t;
         if (!egreedy_ || study::u01(study::draw_k(g.k_explore, t)) < epsilon_)
             return kth_action(g.mask, pick(study::draw_k(g.k_action, t), g.n_legal));
@@ -192,8 +197,8 @@ private:
     uint64_t seed_;
     bool egreedy_;
     double epsilon_;
-    std::unique_ptr<QNet> net_;
-    std::unique_ptr<QNet::Scratch> scratch_;     // the forward's buffers of generate()
+    std::unique_ptr<Net> net_;
+    std::unique_ptr<Scratch> scratch_;     // the forward's buffers of generate()
     std::vector<Game> games_;
     const Position start_ = Position::start();
 };

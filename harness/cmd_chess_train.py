@@ -1,0 +1,124 @@
+"""Chess end to end (training/chess.py).
+
+`python -m harness chess-train [--seed S --seeds K ...]`: train and score against the random
+mover, one run at a time; rows "chess_curve" (each scoring, as it happens) and "chess_train"
+(each run). Exit 0 when every run reached the criterion, 1 when one did not (its rows kept),
+2 on bad input.
+
+Bench stage 50 of the chess run (`make bench`): the poster's round measured inside real runs.
+(1) the random mover against the random mover, 400 games (the score a learner starts from);
+(2) for each chess rung with the reference learner, a short run at the poster's shape
+(N = 20, T = 32, U declared), its cost per round split into generate, store and learn, and
+(3) the trajectory check: every rung's run follows the baseline rung's (same actions each
+round, same losses to the learner's tolerance), so a slow pair's run is the fast pair's at
+another cost per round. Rows "chess_eval", "chess_round_costs", "chess_trajectory".
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+from core import discover, results
+from core.errors import StudyError
+
+from .cli_util import add_dataclass_args, check_threads, config_from_args, positive_int
+
+BENCH_STAGE = (50, "Chess end to end: the poster's round, per rung, inside real runs")
+BENCH_WORKLOAD = "chess"
+COST_ROUNDS, QUICK_COST_ROUNDS = 12, 4        # rounds of each short run (learning from round 1)
+RANDOM_GAMES, QUICK_RANDOM_GAMES = 400, 100
+RANDOM_SEED = 2 ** 40                          # a seed no training run uses
+
+
+def register(sub):
+    from training.chess import ChessTrainConfig
+    p = sub.add_parser("chess-train", help="train DQN on chess against the random mover and "
+                                           "score the greedy agent")
+    add_dataclass_args(p, ChessTrainConfig)
+    p.add_argument("--seeds", type=positive_int("--seeds", 100), default=1,
+                   help="runs with seeds S..S+K-1, one at a time")
+    p.add_argument("--no-record", action="store_true", help="do not write results rows")
+    p.set_defaults(func=cmd_chess_train)
+
+
+def cmd_chess_train(args):
+    from training.chess import ChessTrainConfig, chess_learner, chess_rung, train
+    from .progress import Progress
+    cfg = config_from_args(ChessTrainConfig, args).check()
+    check_threads(cfg.threads)
+    chess_rung(cfg.version), chess_learner(cfg.learner)          # refuse before any work
+    if cfg.seed + args.seeds > 2 ** 64:
+        raise StudyError("--seed + --seeds must stay below 2^64")
+    prog = Progress("chess-train")
+    missed = 0
+    for s in range(cfg.seed, cfg.seed + args.seeds):
+        c = replace(cfg, seed=s)
+
+        def on_eval(point, c=c):
+            if not args.no_record:
+                results.append("chess_curve", {"workload": "chess", "version": c.version,
+                                               "learner": c.learner, "seed": c.seed, **point})
+        r = train(c, progress=prog.note, on_eval=on_eval)
+        r.pop("trace", None)
+        if not args.no_record:
+            results.append("chess_train", {"workload": "chess", "version": c.version,
+                                           "learner": c.learner, "seed": s, **r})
+        prog.clear()
+        print(f"seed {s}: {'reached' if r['reached'] else 'did not reach'} {c.criterion:g} in "
+              f"{r['rounds']} rounds, {r['train_s']:.1f} s of training (best score "
+              f"{r['best_score']:.3f}); per round: generate {r['round_gen_s']['median'] * 1e3:.0f} ms, "
+              f"learn {r['round_learn_s'].get('median', 0) * 1e3:.0f} ms")
+        missed += not r["reached"]
+    return 1 if missed else 0
+
+
+def bench_stage(quick: bool, progress) -> int:
+    from training.chess import ChessTrainConfig, evaluate, same_trajectory, train
+    note = progress.note
+    failed = 0
+    games = QUICK_RANDOM_GAMES if quick else RANDOM_GAMES
+    rungs = [r for r in discover.rungs("chess") if r.unavailable_reason() is None]
+    fastest = rungs[-1].name
+    note(f"the random mover against the random mover, {games} games ({fastest})")
+    t0 = time.perf_counter()
+    ev = evaluate(fastest, None, games, RANDOM_SEED)
+    results.append("chess_eval", {"workload": "chess", "role": "random_vs_random",
+                                  "eval_s": time.perf_counter() - t0, **ev}, quick=quick)
+    ref = discover.reference_learner().name
+    rounds = QUICK_COST_ROUNDS if quick else COST_ROUNDS
+    # the steady state of a run: epsilon at its final value from round 0, so that each round's
+    # generation runs the network as a trained agent's rounds do (epsilon 1 would be random play)
+    base_cfg = ChessTrainConfig(learner=ref, max_rounds=rounds, eval_every=0, eval_games=1,
+                                learning_starts=640, seed=0, device="cpu",
+                                eps_start=ChessTrainConfig.eps_end, eps_end=ChessTrainConfig.eps_end)
+    runs = {}
+    for r in rungs:
+        note(f"{r.name} x {ref}: {rounds} rounds at N=20, T=32, U={base_cfg.updates_per_round}")
+        try:
+            out = train(replace(base_cfg, version=r.name), progress=note, record_batches=rounds)
+        except Exception as e:                   # one rung failing must not lose the others
+            failed += 1
+            results.append("chess_errors", {"workload": "chess", "version": r.name,
+                                            "error": f"{type(e).__name__}: {e}"}, quick=quick)
+            continue
+        runs[r.name] = out
+        gen, learn, store = (out[k]["median"] for k in ("round_gen_s", "round_learn_s", "round_store_s"))
+        results.append("chess_round_costs", {
+            "workload": "chess", "version": r.name, "learner": ref, "baseline": r.baseline,
+            "sources": list(r.source_paths()), "source_hash": results.source_hash(r.source_paths()),
+            "config": out["config"], "rounds": out["rounds"], "startup_s": out["startup_s"],
+            "round_gen_s": out["round_gen_s"], "round_learn_s": out["round_learn_s"],
+            "round_store_s": out["round_store_s"],
+            "gen_share": gen / (gen + learn + store)}, quick=quick)
+        note(f"{r.name}: generate {gen * 1e3:.0f} ms, learn {learn * 1e3:.0f} ms a round")
+    base = next((r.name for r in rungs if r.baseline), None)
+    for name, out in runs.items():
+        if name == base or base not in runs:
+            continue
+        problems = same_trajectory(out, runs[base])
+        failed += bool(problems)
+        results.append("chess_trajectory", {"workload": "chess", "version": name, "baseline": base,
+                                            "rounds": len(out["trace"]), "ok": not problems,
+                                            "problems": problems}, quick=quick)
+        note(f"{name} against {base}: {'the same trajectory' if not problems else problems[0]}")
+    return failed

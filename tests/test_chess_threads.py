@@ -1,0 +1,63 @@
+"""Chess rungs v5_openmp (v4's batch on OpenMP threads) and v5b_sparse_net (v5 with the
+sparse greedy forward): every batch at 1-3 threads passes the python-chess replay (check 1)
+and equals v4's (check 2: exactly under random play; under egreedy up to a near tie, which
+the replay's tie tolerance judges); bad worker counts are refused in one line.
+
+Skipped, with the reason, where a module is not built (`make build`)."""
+import numpy as np
+import pytest
+
+from core.api import GenConfig
+from core.discover import get_rung
+from core.errors import StudyError
+from versions.chess.common import spec
+from versions.chess.common.net import init_weights
+from versions.chess.common.replay import compare_batches, verify_replay
+from versions.chess.common.verify import run_batches
+
+TOP = 2 ** 64 - 1
+RUNGS = ("v5_openmp", "v5b_sparse_net")
+
+
+def rung(name):
+    r = get_rung(name, "chess")
+    why = r.unavailable_reason()
+    if why:
+        pytest.skip(why)
+    return r
+
+
+@pytest.mark.parametrize("name", RUNGS)
+@pytest.mark.parametrize("policy,seed", [("random", 0), ("random", TOP), ("egreedy", 3), ("egreedy", TOP)])
+def test_threads_give_v4s_batches_and_pass_the_replay(name, policy, seed):
+    r, v4 = rung(name), rung("v4_cpp")
+    n, T, calls = 7, (24 if policy == "random" else 8), 2
+    w = init_weights(5)
+    base = GenConfig(n_envs=n, seed=seed, policy=policy, epsilon=0.2, weights=w)
+    ref = run_batches(v4.make_generator, base, T, calls)
+    for workers in (1, 2, 3):
+        got = run_batches(r.make_generator, GenConfig(**{**base.__dict__, "workers": workers}), T, calls)
+        assert verify_replay(got, seed, n, policy, 0.2, w) == [], (name, workers)
+        assert compare_batches(got, ref, policy, w, seed=seed) == [], (name, workers)
+        if policy == "random":
+            for g, b in zip(got, ref):
+                for k in spec.ARRAY_NAMES:
+                    assert np.array_equal(g[k], b[k]), (name, workers, k)
+
+
+def test_the_sparse_forward_picks_the_dense_greedy_action_in_long_games():
+    """Greedy play (epsilon 0) for 60 moves in 16 games: every action is the dense
+    reference's masked argmax unless within the contract's tie tolerance (the replay)."""
+    r = rung("v5b_sparse_net")
+    w = init_weights(11)
+    cfg = GenConfig(n_envs=16, seed=11, policy="egreedy", epsilon=0.0, weights=w, workers=2)
+    got = run_batches(r.make_generator, cfg, 30, 2)
+    assert verify_replay(got, 11, 16, "egreedy", 0.0, w) == []
+
+
+@pytest.mark.parametrize("name", RUNGS)
+def test_bad_worker_counts_are_refused(name):
+    r = rung(name)
+    for bad in (0, 65):
+        with pytest.raises(StudyError, match="workers"):
+            r.make_generator(GenConfig(n_envs=2, workers=bad))

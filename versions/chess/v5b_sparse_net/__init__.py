@@ -1,0 +1,1 @@
+"""v5b_sparse_net (chess)."""
