@@ -72,6 +72,12 @@ def cmd_chess_train(args):
     return 1 if missed else 0
 
 
+def threads_for(rung) -> int:
+    """A parallel rung's threads in the stage's runs: one per core (the learner waits meanwhile)."""
+    from .cli_util import cpu_count
+    return min(cpu_count(), rung.workers_limit()) if rung.parallel else 1
+
+
 def bench_stage(quick: bool, progress) -> int:
     from training.chess import ChessTrainConfig, evaluate, same_trajectory, train
     note = progress.note
@@ -81,7 +87,7 @@ def bench_stage(quick: bool, progress) -> int:
     fastest = rungs[-1].name
     note(f"the random mover against the random mover, {games} games ({fastest})")
     t0 = time.perf_counter()
-    ev = evaluate(fastest, None, games, RANDOM_SEED)
+    ev = evaluate(fastest, None, games, RANDOM_SEED, workers=threads_for(rungs[-1]))
     results.append("chess_eval", {"workload": "chess", "role": "random_vs_random",
                                   "eval_s": time.perf_counter() - t0, **ev}, quick=quick)
     ref = discover.reference_learner().name
@@ -95,7 +101,8 @@ def bench_stage(quick: bool, progress) -> int:
     for r in rungs:
         note(f"{r.name} x {ref}: {rounds} rounds at N=20, T=32, U={base_cfg.updates_per_round}")
         try:
-            out = train(replace(base_cfg, version=r.name), progress=note, record_batches=rounds)
+            out = train(replace(base_cfg, version=r.name, workers=threads_for(r)), progress=note,
+                        record_batches=rounds)
         except Exception as e:                   # one rung failing must not lose the others
             failed += 1
             results.append("chess_errors", {"workload": "chess", "version": r.name,
@@ -105,6 +112,7 @@ def bench_stage(quick: bool, progress) -> int:
         gen, learn, store = (out[k]["median"] for k in ("round_gen_s", "round_learn_s", "round_store_s"))
         results.append("chess_round_costs", {
             "workload": "chess", "version": r.name, "learner": ref, "baseline": r.baseline,
+            "workers": threads_for(r),
             "sources": list(r.source_paths()), "source_hash": results.source_hash(r.source_paths()),
             "config": out["config"], "rounds": out["rounds"], "startup_s": out["startup_s"],
             "round_gen_s": out["round_gen_s"], "round_learn_s": out["round_learn_s"],

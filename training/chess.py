@@ -37,6 +37,7 @@ class ChessTrainConfig(LearnConfig):
     target_period: int = _h("updates between hard target copies", default=256)
     version: str = _h("the chess rung that generates, e.g. v4_cpp", default="v4_cpp")
     learner: str = _h("the learner rung (one that trains chess's network)", default="l1_torch_eager")
+    workers: int = _h("the generator's threads (a parallel rung's --workers)", default=1)
     envs: int = _h("N games per round", default=20)
     steps: int = _h("T agent moves per game per round", default=32)
     updates_per_round: int = _h("U updates after each round (declared, not tuned yet)", default=16)
@@ -57,7 +58,7 @@ class ChessTrainConfig(LearnConfig):
         def need(ok, name, rng):
             if not ok:
                 raise StudyError(f"--{name.replace('_', '-')} must be {rng}, got {getattr(self, name)!r}")
-        for name, cap in (("envs", 4096), ("steps", 4096), ("updates_per_round", 1 << 16),
+        for name, cap in (("envs", 4096), ("steps", 4096), ("updates_per_round", 1 << 16), ("workers", 64),
                           ("buffer_size", 1 << 24), ("max_rounds", 10 ** 6), ("eval_games", 10 ** 5),
                           ("eps_decay_rounds", 10 ** 6)):
             v = getattr(self, name)
@@ -111,13 +112,13 @@ def chess_learner(name: str):
 
 
 def evaluate(version: str, weights: Optional[Dict[str, np.ndarray]], games: int, seed: int,
-             chunk: int = 16) -> dict:
+             chunk: int = 16, workers: int = 1) -> dict:
     """The agent's score against the random mover over `games` games (greedy with `weights`,
     uniform-random without): each environment's first game, played to its end."""
     from versions.chess.common.spec import BIT_WHITE, END_CAP
     rung = chess_rung(version)
     policy = "egreedy" if weights is not None else "random"
-    cfg = GenConfig(n_envs=games, seed=seed, policy=policy, epsilon=0.0, weights=weights)
+    cfg = GenConfig(n_envs=games, seed=seed, policy=policy, epsilon=0.0, weights=weights, workers=workers)
     result = np.full(games, -2, np.int8)            # -2: still playing; else -1, 0, +1
     capped = np.zeros(games, bool)
     white = None
@@ -150,10 +151,11 @@ def train(cfg: ChessTrainConfig, progress: Callable[[str], None] = None,
     cfg = cfg.check()
     note = progress or (lambda s: None)
     rung, lr = chess_rung(cfg.version), chess_learner(cfg.learner)
+    rung.check_workers(cfg.workers, cfg.envs)
     t0 = time.perf_counter()
     replay = ChessReplay(cfg.buffer_size)
     learner = lr.make(cfg.learn_config(), replay)
-    gen = rung.make_generator(GenConfig(n_envs=cfg.envs, seed=cfg.seed, policy="egreedy",
+    gen = rung.make_generator(GenConfig(n_envs=cfg.envs, seed=cfg.seed, policy="egreedy", workers=cfg.workers,
                                         epsilon=cfg.epsilon(0), weights=init_weights(cfg.seed, cfg.hidden)))
     startup_s = time.perf_counter() - t0
     gen_s, store_s, learn_s, eval_s = [], [], [], 0.0
@@ -185,7 +187,7 @@ def train(cfg: ChessTrainConfig, progress: Callable[[str], None] = None,
             last = k + 1 == cfg.max_rounds
             if cfg.eval_every and ((k + 1) % cfg.eval_every == 0 or last):
                 te = time.perf_counter()
-                ev = evaluate(cfg.version, w, cfg.eval_games, eval_seed)
+                ev = evaluate(cfg.version, w, cfg.eval_games, eval_seed, workers=cfg.workers)
                 eval_s += time.perf_counter() - te
                 point = {"round": k + 1, "updates": learner.updates,
                          "train_s": sum(gen_s) + sum(store_s) + sum(learn_s), **ev}

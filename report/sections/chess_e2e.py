@@ -84,7 +84,8 @@ def round_costs(c) -> str:
         for r in rows:
             g, l_, s = (r[k]["median"] for k in ("round_gen_s", "round_learn_s", "round_store_s"))
             tot = g + l_ + s
-            body.append((f"`{r['version']}`" + (" †" if stale(r) else ""), f"`{r['learner']}`",
+            body.append((f"`{r['version']}`" + (f" ({r['workers']} threads)" if r.get("workers", 1) > 1 else "")
+                         + (" †" if stale(r) else ""), f"`{r['learner']}`",
                          f"{fmt_time(g)} [{fmt_time(r['round_gen_s']['q1'])}-{fmt_time(r['round_gen_s']['q3'])}]",
                          fmt_time(l_), fmt_time(s), fmt_time(tot), f"{100 * g / tot:.0f}%",
                          f"{_round(base) / tot:.1f}x" if base else "-"))
