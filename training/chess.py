@@ -115,7 +115,7 @@ def evaluate(version: str, weights: Optional[Dict[str, np.ndarray]], games: int,
              chunk: int = 16, workers: int = 1) -> dict:
     """The agent's score against the random mover over `games` games (greedy with `weights`,
     uniform-random without): each environment's first game, played to its end."""
-    from versions.chess.common.spec import BIT_WHITE, END_CAP
+    from versions.chess.common.spec import BIT_WHITE, END_CAP, END_CHECKMATE
     rung = chess_rung(version)
     policy = "egreedy" if weights is not None else "random"
     cfg = GenConfig(n_envs=games, seed=seed, policy=policy, epsilon=0.0, weights=weights, workers=workers)
@@ -129,12 +129,13 @@ def evaluate(version: str, weights: Optional[Dict[str, np.ndarray]], games: int,
                 white = ((b["obs"][0, :, 12] >> np.uint64(BIT_WHITE)) & np.uint64(1)).astype(bool)
             for t in range(b["action"].shape[0]):
                 ended = (b["terminated"][t] | b["truncated"][t]) & (result == -2)
-                result[ended] = np.sign(b["reward"][t][ended]).astype(np.int8)
+                mate = b["end"][t] == END_CHECKMATE       # the outcome: round(reward) at a mate
+                result[ended] = np.where(mate, np.rint(b["reward"][t]), 0)[ended].astype(np.int8)
                 capped |= ended & (b["end"][t] == END_CAP)
     score = np.where(result > 0, 1.0, np.where(result < 0, 0.0, 0.5))
     out = {"games": games, "score": float(score.mean()), "wins": int((result > 0).sum()),
            "draws": int((result == 0).sum()), "losses": int((result < 0).sum()),
-           "capped": int(capped.sum()), "seed": seed, "version": version, "policy": policy}
+           "capped": int(capped.sum()), "eval_seed": seed, "version": version, "policy": policy}
     for side, m in (("white", white), ("black", ~white)):
         out[f"score_{side}"] = float(score[m].mean()) if m.any() else None
         out[f"games_{side}"] = int(m.sum())

@@ -106,7 +106,7 @@ def round_costs(c) -> str:
                     f"(`{b['version']}` x `{b['learner']}`) spends {fmt_time(g)} generating a batch "
                     f"of {cfg['envs'] * cfg['steps']} against {fmt_time(l_)} learning on it "
                     f"({100 * g / _round(b):.0f}% of the round generating; the poster: 15 s "
-                    f"against 0.1 s).", ""]
+                    f"against 0.1 s)." + gpu_reading(c, b, cfg["updates_per_round"]), ""]
     traj = c.latest("chess_trajectory", ("version",))
     if traj:
         body = [(f"`{t['version']}`", f"`{t['baseline']}`", t["rounds"], "yes" if t["ok"] else "**no**",
@@ -119,6 +119,23 @@ def round_costs(c) -> str:
     return "\n".join(out)
 
 
+def gpu_reading(c, base, U) -> str:
+    """The poster's learner was a GPU's: the same round with the fastest verified GPU learner
+    of results/ (another machine's row, named), as a reading, not a measurement."""
+    from report.sections.learners import fastest_gpu_learner
+    best = fastest_gpu_learner(c)
+    if best is None:
+        return ""
+    line, r = best
+    g = base["round_gen_s"]["median"]
+    learn = U * r["update_s"]
+    return (f" With the poster's kind of learner, a GPU's, the round changes: `{r['learner']}` takes "
+            f"{fmt_time(r['update_s'])} an update on {line} (another machine: a reading across two "
+            f"machines, not a measured run), so U = {U} updates take {fmt_time(learn)} and "
+            f"`{base['version']}`'s generation would be {100 * g / (g + learn):.0f}% of the round: "
+            f"the poster's regime. There, every rung's speed-up of generation is the loop's.")
+
+
 def _round(r) -> float:
     return sum(r[k]["median"] for k in ("round_gen_s", "round_learn_s", "round_store_s"))
 
@@ -127,28 +144,94 @@ def training(c) -> str:
     runs = c.rows("chess_train")
     if not runs:
         return ""
+    run = runs[-1]["run_id"]
+    runs = [r for r in runs if r["run_id"] == run and r.get("curve")]
+    if not runs:
+        return ""
+    cfg = runs[-1]["config"]
     body = []
-    by = {}
     for r in runs:
-        by.setdefault((r["version"], r["learner"]), []).append(r)
-    for (v, l_), rs in sorted(by.items()):
-        best = [r["best_score"] for r in rs if r.get("best_score") is not None]
-        reached = [r for r in rs if r.get("reached")]
-        cfg = rs[-1]["config"]
-        body.append((f"`{v}`", f"`{l_}`", ", ".join(str(r["seed"]) for r in rs),
-                     f"{len(reached)}/{len(rs)}", f"{statistics.median(r['rounds'] for r in rs):.0f}",
-                     f"{min(best):.3f}-{max(best):.3f}" if best else "-",
-                     f"{min(best):.3f}" if best else "-",
-                     fmt_time(statistics.median(r["train_s"] for r in rs)),
-                     f"U={cfg['updates_per_round']}, lr={cfg['lr']:g}"))
-    return ("### Training against the random mover\n\nRuns of `python -m harness chess-train`, "
-            "one at a time; the greedy agent scored every few rounds over 400 games against the "
-            "random mover (scoring time excluded). The criterion is a score of "
-            f"{runs[-1]['config']['criterion']:g}; where no run reaches it, the highest score "
-            "that every seed reached is the study's figure, named as such.\n\n"
-            + md_table(["Rung", "Learner", "Seeds", "Reached the criterion", "Rounds (median)",
-                        "Best score (range over seeds)", "Highest score every seed reached",
-                        "Training time (median)", "Settings"], body) + "\n")
+        body.append((str(r["seed"]), "yes" if r.get("reached") else "no", r["rounds"],
+                     f"{r['best_score']:.3f}", fmt_time(r["train_s"]), fmt_time(r["eval_s"]),
+                     fmt_time(r["round_gen_s"]["median"]), fmt_time(r["round_learn_s"]["median"])))
+    common = min(r["best_score"] for r in runs)
+    out = ["### Training against the random mover", "",
+           f"`python -m harness chess-train --version {runs[0]['version']} --workers {cfg.get('workers', 1)} "
+           f"--seed {runs[0]['seed']} --seeds {len(runs)} --max-rounds {cfg['max_rounds']}` "
+           f"(learner `{runs[0]['learner']}`), one run at a time, seeds never used for anything "
+           f"else: N = {cfg['envs']} x T = {cfg['steps']} a round, U = {cfg['updates_per_round']}, "
+           f"lr {cfg['lr']:g}, epsilon {cfg['eps_start']:g} to {cfg['eps_end']:g} over "
+           f"{cfg['eps_decay_rounds']} rounds, target copied every {cfg['target_period']} updates "
+           f"(declared, not tuned). Every {cfg['eval_every']} rounds the greedy agent plays "
+           f"{cfg['eval_games']} games against the random mover (scoring time excluded from "
+           f"the training time). The criterion is {cfg['criterion']:g}.", "",
+           md_table(["Seed", "Reached the criterion", "Rounds", "Best score", "Training time",
+                     "Scoring time", "Generate a round", "Learn a round"], body), "",
+           f"![Score against the random mover]({curve_figure(c, runs)})", ""]
+    if not all(r.get("reached") for r in runs):
+        out += [f"No seed reached {cfg['criterion']:g}. The highest score every seed reached: "
+                f"**{common:.3f}** (the uniform-random mover scores about 0.5: *The starting "
+                f"point*, above). The study uses it, named as such, in the estimate below.", ""]
+    out += estimate(c, runs, common if not all(r.get("reached") for r in runs) else cfg["criterion"])
+    return "\n".join(out)
+
+
+def first_reaching(run, score):
+    return next((p for p in run["curve"] if p["score"] >= score), None)
+
+
+def estimate(c, runs, score) -> list:
+    """Rounds to `score` (each seed's first scoring at or above it) x each rung's measured
+    cost per round: what each rung buys the time to that agent, and the check of the
+    estimate against the run that was measured."""
+    costs = {r["version"]: r for r in c.latest("chess_round_costs", ("version", "learner"))}
+    pts = [(r, first_reaching(r, score)) for r in runs]
+    pts = [(r, p) for r, p in pts if p]
+    if not costs or not pts:
+        return []
+    rounds = statistics.median(p["round"] for _, p in pts)
+    base = next((x for x in costs.values() if x.get("baseline")), None)
+    body = []
+    for v, x in sorted(costs.items(), key=lambda kv: version_key(kv[0])):
+        t = rounds * _round(x)
+        body.append((f"`{v}` x `{x['learner']}`", f"{rounds:g}", fmt_time(_round(x)), fmt_time(t),
+                     f"{_round(base) / _round(x):.1f}x" if base else "-"))
+    own = costs.get(runs[0]["version"])
+    errs = []
+    if own:
+        for r, p in pts:
+            pred = p["round"] * _round(own)
+            errs.append(100 * (pred - p["train_s"]) / p["train_s"])
+    check = (f"The check: for the measured pair (`{runs[0]['version']}` x `{runs[0]['learner']}`), "
+             f"rounds x its cost per round against the training time the runs measured up to "
+             f"that scoring: {', '.join(f'{e:+.0f}%' for e in errs)} (seeds "
+             f"{', '.join(str(r['seed']) for r, _ in pts)}). The cost runs hold epsilon at its "
+             f"final value, while training starts at epsilon 1 (random moves, no network), so "
+             f"the estimate errs high for a run this short.") if errs else ""
+    return [f"**What each rung buys the time to that agent.** The seeds first scored "
+            f"{score:.3f} or more after a median {rounds:g} rounds; every rung plays the same "
+            f"rounds (the trajectory check above), so each pair's time is those rounds x its "
+            f"measured cost per round (*The poster's round*).", "",
+            md_table(["Pair", "Rounds (median)", "Cost per round", "Estimated time", "vs v1"], body),
+            "", check, ""]
+
+
+def curve_figure(c, runs):
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(6.5, 3.6))
+    for i, r in enumerate(runs):
+        xs = [p["round"] for p in r["curve"]]
+        ys = [p["score"] for p in r["curve"]]
+        ax.plot(xs, ys, marker="o", ms=3, label=f"seed {r['seed']}", color=f"C{i}")
+    ax.axhline(0.5, color="grey", lw=0.8, ls=":", label="random vs random (about 0.5)")
+    ax.axhline(runs[0]["config"]["criterion"], color="k", lw=0.8, ls="--", label="criterion")
+    ax.set_xlabel("round (640 transitions each)")
+    ax.set_ylabel("score against the random mover")
+    ax.set_ylim(0, 1)
+    ax.set_title(f"{runs[0]['version']} x {runs[0]['learner']} ({c.machine_line})", fontsize=9)
+    ax.legend(fontsize=7)
+    ax.grid(alpha=0.3)
+    return c.savefig(fig, "chess_training_curve")
 
 
 def render(ctx):

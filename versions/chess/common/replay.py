@@ -191,6 +191,7 @@ def _replay_transition(g: Replayed, rec: Batch, policy: str, epsilon: float, cap
             out.add(f"{where}: action {a}, the random pick is {pick}")
     else:
         greedy = (where, obs, actions, a)
+    before = spec.material(g.board, g.white)
     g.agent_t += 1
     g.moves += 1
     g.board.push(moves[actions.index(a)])             # the agent's move
@@ -202,6 +203,7 @@ def _replay_transition(g: Replayed, rec: Batch, policy: str, epsilon: float, cap
         end = game_over(g.board)
         if end == spec.END_CHECKMATE:
             reward = -1.0
+    reward += (spec.material(g.board, g.white) - before) * spec.MATERIAL_WEIGHT
     terminated = end != spec.END_NONE
     truncated = not terminated and g.moves >= cap
     if truncated:

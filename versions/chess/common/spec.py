@@ -38,6 +38,27 @@ HALFMOVE_SCALE = 100.0             # plane 18 = clock / 100
 MAX_AGENT_MOVES = 256              # agent moves per episode before truncation (end 6)
 FIFTY_MOVE_PLIES = 100             # halfmove clock that ends the game (end 4)
 
+# --- the reward's shaping term (WORKLOAD.md, "Reward") -----------------------------------
+# Material in pawns (python-chess's piece types 1-6: pawn, knight, bishop, rook, queen, king)
+# and its weight: the change of the agent's material minus the opponent's over a transition,
+# times 1/64, is added to the outcome. Multiples of 1/64 are exact in float32; the largest
+# change in one transition (a queen taken and a pawn promoted to one) is 17/64 < 1/2, so the
+# outcome's sign survives in every reward of a mate.
+PIECE_VALUES = (0, 1, 3, 3, 5, 9, 0)   # indexed by python-chess piece type (0 unused)
+MATERIAL_WEIGHT = 1.0 / 64.0
+
+
+def material(board, white: bool) -> int:
+    """The agent's material minus the opponent's, in pawns (python-chess board)."""
+    import chess
+    bal = 0
+    for pt in range(1, 7):
+        v = PIECE_VALUES[pt]
+        if v:
+            bal += v * (len(board.pieces(pt, chess.WHITE)) - len(board.pieces(pt, chess.BLACK)))
+    return bal if white else -bal
+
+
 # --- randomness (core.rng's draw; streams of the CartPole contract plus two) --------------
 ACTION = rng.ACTION                # 2: the agent's random action
 EXPLORE = rng.EXPLORE              # 3: the egreedy explore test

@@ -140,6 +140,7 @@ class PythonChessGenerator(Generator):
                 obs.append(g.obs)
                 mask.append(g.mask)
                 act.append(g.actions[k])
+                before = spec.material(g.board, g.white)
                 g.agent_t += 1
                 g.moves += 1
                 g.board.push(g.legal[k])
@@ -149,6 +150,7 @@ class PythonChessGenerator(Generator):
                     self.opponent_moves(i)
                     why = game_end(g.board)
                     reward = -1.0 if why == spec.END_CHECKMATE else 0.0
+                reward += (spec.material(g.board, g.white) - before) * spec.MATERIAL_WEIGHT
                 ended = why != spec.END_NONE
                 capped = not ended and g.moves >= self.cap
                 if ended:

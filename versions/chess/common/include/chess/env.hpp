@@ -24,6 +24,17 @@ enum : uint64_t { STREAM_ACTION = 2, STREAM_EXPLORE = 3, STREAM_COLOUR = 6, STRE
 constexpr int MAX_AGENT_MOVES = 256;
 
 // pick(u, n) = ((u >> 32) * n) >> 32: one of n items.
+// The reward's shaping term (WORKLOAD.md, "Reward"): the agent's material minus the
+// opponent's, in pawns (pawn 1, knight 3, bishop 3, rook 5, queen 9), weighted 1/64.
+constexpr float MATERIAL_WEIGHT = 1.0f / 64.0f;
+inline int material(const Position& p, bool agent_white) {
+    static constexpr int VALUE[6] = {1, 3, 3, 5, 9, 0};
+    int bal = 0;
+    for (int k = PAWN; k < KING; ++k)
+        bal += VALUE[k] * (popcount(p.pieces(WHITE, k)) - popcount(p.pieces(BLACK, k)));
+    return agent_white ? bal : -bal;
+}
+
 inline int pick(uint64_t u, int n) { return int(((u >> 32) * uint64_t(n)) >> 32); }
 
 // Pointers into the batch's arrays, all [T, N, ...] C-contiguous.
@@ -121,12 +132,14 @@ public:
         out.action[row] = a;
         ++g.agent_t;
         ++g.moves;
+        const int before = material(g.pos, g.white);
         Reached r = play(g, a, scratch);                  // the opponent's mask into scratch
         float reward = r.end == END_CHECKMATE ? 1.0f : 0.0f;
         if (r.end == END_NONE) {
             r = play(g, opponent_pick(g, scratch, r.n), g.mask);   // the agent's mask into g.mask
             reward = r.end == END_CHECKMATE ? -1.0f : 0.0f;
         }
+        reward += float(material(g.pos, g.white) - before) * MATERIAL_WEIGHT;   // exact: k / 64
         uint64_t* next_obs = out.next_obs + row * OBS_WORDS;
         uint64_t* next_mask = out.next_mask + row * MASK_WORDS;
         const bool ended = r.end != END_NONE;
