@@ -64,9 +64,10 @@ def cmd_chess_train(args):
             results.append("chess_train", {"workload": "chess", "version": c.version,
                                            "learner": c.learner, "seed": s, **r})
         prog.clear()
+        best = f"best score {r['best_score']:.3f}" if r["best_score"] is not None else "not scored"
         print(f"seed {s}: {'reached' if r['reached'] else 'did not reach'} {c.criterion:g} in "
-              f"{r['rounds']} rounds, {r['train_s']:.1f} s of training (best score "
-              f"{r['best_score']:.3f}); per round: generate {r['round_gen_s']['median'] * 1e3:.0f} ms, "
+              f"{r['rounds']} rounds, {r['train_s']:.1f} s of training ({best}); per round: "
+              f"generate {r['round_gen_s']['median'] * 1e3:.0f} ms, "
               f"learn {r['round_learn_s'].get('median', 0) * 1e3:.0f} ms")
         missed += not r["reached"]
     return 1 if missed else 0

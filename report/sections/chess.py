@@ -76,7 +76,34 @@ def perft(ctx) -> str:
             "the published one. Median of 3 timings, range in brackets.\n\n"
             + md_table(["Version", "Position", "Depth", "Leaves", "Equals the published count",
                         "M nodes/s [range]"], body) + "\n")
-    return text
+    return text + published_rates(rows)
+
+
+def published_rates(rows) -> str:
+    """Other move generators' published rates beside ours, for scale (their machines)."""
+    from pathlib import Path
+    p = Path(__file__).resolve().parents[2] / "versions/chess/perft-rates-published.tsv"
+    try:
+        lines = [ln.split("\t") for ln in p.read_text().splitlines() if ln and not ln.startswith("#")]
+    except OSError:
+        return ""
+    ours = {}
+    for r in rows:
+        if r.get("correct") and r["nodes_per_s"] > ours.get(r["position"], {}).get("nodes_per_s", 0):
+            ours[r["position"]] = r
+    body = []
+    for name, pos, depth, rate, machine, source in lines:
+        o = ours.get(pos)
+        body.append((name, pos, depth, f"{float(rate):,.0f}",
+                     f"{o['nodes_per_s'] / 1e6:,.0f} (`{o['version']}`, depth {o['depth']}): "
+                     f"{100 * o['nodes_per_s'] / 1e6 / float(rate):.0f}%" if o else "-",
+                     machine, source))
+    return ("\nFor scale, the fastest move generators whose authors publish perft rates "
+            "(versions/chess/perft-rates-published.tsv): measured on their authors' machines, "
+            "not this one, often at a greater depth (more of the work is the last ply's bulk "
+            "count), so the fraction is an order of magnitude, not a ratio of runs.\n\n"
+            + md_table(["Program", "Position", "Depth", "Published M nodes/s",
+                        "Ours here, M nodes/s: fraction", "Their machine", "Source"], body) + "\n")
 
 
 def peers(ctx) -> str:

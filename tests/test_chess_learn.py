@@ -1,0 +1,133 @@
+"""Chess end to end, the parts below the runs: the chess replay row and its expansion, the
+chess learners' checks (and their power to fail), chess-train's loop and scoring, the
+trajectory check, and the GPU learners' plumbing that a CPU machine can test.
+
+The native rung v4_cpp plays the games where it is built; v1_python otherwise."""
+import dataclasses
+
+import numpy as np
+import pytest
+
+from core.api import GenConfig
+from core.discover import get_learner, get_rung
+from core.errors import StudyError
+from core.learner import Learner
+from versions.chess.common import learn
+from versions.chess.common.learn_verify import ChessLearnerVerifier, rows_check
+
+torch = pytest.importorskip("torch")
+
+
+def rung_name():
+    return "v4_cpp" if get_rung("v4_cpp", "chess").unavailable_reason() is None else "v1_python"
+
+
+def batches(n=5, t=8, calls=3, seed=3):
+    gen = get_rung(rung_name(), "chess").make_generator(GenConfig(n_envs=n, seed=seed))
+    try:
+        return [{k: v.copy() for k, v in gen.generate(t).items()} for _ in range(calls)]
+    finally:
+        gen.close()
+
+
+def test_the_replay_wraps_and_its_rows_expand_to_the_judges_arrays():
+    bs = batches()
+    r = learn.ChessReplay(100)
+    for b in bs:
+        r.add(b)
+    assert r.size == 100 and r.pos == 20                        # 120 rows into 100
+    rows = torch.from_numpy(r.data)
+    obs, act, rew, nxt, term, legal = learn.torch_rows(torch, rows)
+    from versions.chess.common.encoding import mask_bool, obs_inputs
+    flat = {k: np.concatenate([b[k].reshape(40, *b[k].shape[2:]) for b in bs]) for k in bs[0]}
+    want = np.concatenate([flat["obs"][100:], flat["obs"][20:100]])   # ring order
+    assert np.array_equal(obs.numpy(), obs_inputs(want))
+    want_mask = np.concatenate([flat["next_mask"][100:], flat["next_mask"][20:100]])
+    assert np.array_equal(legal.numpy(), mask_bool(want_mask))
+    want_rew = np.concatenate([flat["reward"][100:], flat["reward"][20:100]])
+    assert np.array_equal(rew.numpy(), want_rew)
+    assert rows_check().ok
+
+
+def test_the_replay_refuses_what_its_row_cannot_hold():
+    b = batches(calls=1)[0]
+    b["reward"] = b["reward"] + np.float32(0.1)                 # not a multiple of 2^-16
+    with pytest.raises(StudyError, match="fixed point"):
+        learn.ChessReplay(64).add(b)
+    with pytest.raises(StudyError, match="exceeds"):
+        learn.ChessReplay(10).add(batches(calls=1)[0])
+    with pytest.raises(StudyError, match="capacity"):
+        learn.ChessReplay(0)
+
+
+def test_the_reference_verifies_and_a_dropped_mask_is_caught(monkeypatch):
+    l1 = get_learner("l1_torch_eager")
+    ver = ChessLearnerVerifier(l1, seeds=(0,))
+    assert all(o.ok for o in ver.verify(l1, device="cpu"))
+    real = learn.torch_rows
+
+    def no_mask(t, rows):                                        # the max over every action
+        o, a, r, n, d, legal = real(t, rows)
+        return o, a, r, n, d, torch.ones_like(legal)
+    monkeypatch.setattr(learn, "torch_rows", no_mask)
+    bad = {o.check for o in ChessLearnerVerifier(l1, seeds=(0,)).verify(l1, device="cpu") if not o.ok}
+    assert "rows expand exactly" in bad and "first loss against float64 NumPy" in bad
+
+
+def test_a_learner_that_steps_differently_fails_against_l1():
+    l1 = get_learner("l1_torch_eager")
+
+    def make(cfg, replay):
+        from learners.l1_torch_eager.torch_eager import TorchLearner
+        return TorchLearner(dataclasses.replace(cfg, lr=cfg.lr * 1.05), replay)
+    off = dataclasses.replace(l1, name="l9_off", reference=False, make=make)
+    assert isinstance(off, Learner)
+    out = ChessLearnerVerifier(l1, seeds=(0,)).verify(off, device="cpu")
+    bad = {o.check for o in out if not o.ok}
+    assert "weights after 50 updates" in bad and "rows expand exactly" not in bad
+
+
+def test_a_short_run_measures_its_rounds_and_scores_its_agent():
+    from training.chess import ChessTrainConfig, same_trajectory, train
+    cfg = ChessTrainConfig(version=rung_name(), max_rounds=3, eval_every=3, eval_games=12,
+                           learning_starts=640, updates_per_round=2, seed=5, device="cpu")
+    a = train(cfg, record_batches=3)
+    assert a["rounds"] == 3 and a["updates"] == 4 and len(a["curve"]) == 1
+    p = a["curve"][0]
+    assert p["wins"] + p["draws"] + p["losses"] == 12 and 0 <= p["score"] <= 1
+    assert p["games_white"] + p["games_black"] == 12
+    assert a["round_gen_s"]["median"] > 0 and a["round_learn_s"]["median"] > 0
+    b = train(dataclasses.replace(cfg, eval_every=0), record_batches=3)
+    assert b["curve"] == [] and same_trajectory(a, b) == []
+    b["trace"][1]["action"][0, 0] += 1
+    assert "actions differ" in same_trajectory(a, b)[0]
+
+
+def test_random_against_random_counts_every_game():
+    from training.chess import evaluate
+    ev = evaluate(rung_name(), None, 16, seed=9)
+    assert ev["policy"] == "random" and ev["wins"] + ev["draws"] + ev["losses"] == 16
+    assert ev["score"] == pytest.approx((ev["wins"] + 0.5 * ev["draws"]) / 16)
+
+
+def test_cuda_learners_skip_with_the_reason_on_a_machine_without_one():
+    from harness.cmd_learners import cuda_missing
+    why = cuda_missing()
+    if torch.cuda.is_available():
+        assert why is None
+    else:
+        assert "no CUDA device here" in why and torch.__version__ in why
+
+
+def test_machine_ids_name_the_gpu_and_the_report_keeps_the_ladders_machine():
+    from core.machine import describe, machine_id
+    from core.results import report_machine
+    m = {"cpu": "Intel(R) Xeon(R) Processor", "cores": 16, "memory_gib": 125.9,
+         "simd": ["avx2", "fma", "avx512f", "avx512bw", "avx512vl"]}
+    assert machine_id(m) == "intel-xeon-processor-16c-126g-avx512"
+    assert machine_id({**m, "gpu": ["NVIDIA H200"]}) == "intel-xeon-processor-16c-126g-avx512-h200"
+    assert machine_id({**m, "gpu": ["NVIDIA H100 80GB HBM3"] * 2}).endswith("-2xh100-80gb-hbm3")
+    assert "GPU NVIDIA H200" in describe({**m, "gpu": ["NVIDIA H200"]})
+    known = [{"id": "gpu", "kinds": ["learner"]}, {"id": "cpu", "kinds": ["learner", "throughput"]}]
+    assert report_machine(known) == "cpu"
+    assert report_machine(known[:1]) == "gpu" and report_machine([]) is None
