@@ -114,6 +114,7 @@ def time_generator(make: Callable[[], object], n_envs: int, steps: int,
             if progress:
                 progress(f"{len(samples)} samples")
         used = getattr(gen, "workers_used", None)
+        work = gen.work() if callable(getattr(gen, "work", None)) else None
     finally:
         gen.close()
     row = summarise(samples, n_envs * measured_steps)
@@ -127,4 +128,6 @@ def time_generator(make: Callable[[], object], n_envs: int, steps: int,
     })
     if used is not None:
         row["workers_used"] = int(used)
+    if work:                              # the network's executed work, as the rung counted it
+        row["executed_flops_per_transition"] = work["flops"] / work["transitions"]
     return row

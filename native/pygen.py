@@ -42,12 +42,14 @@ class NativeGenerator(Generator):
         self.core = core
         self._batch = None
         self._T = -1
+        self._since_weights = 0           # transitions generated since the weights were set
         if cfg.policy == "egreedy":
             self.set_weights(cfg.resolved_weights())
 
     def set_weights(self, weights: Dict[str, np.ndarray]) -> None:
         w = check_weights(weights)
         self.core.set_weights(w["w1"], w["b1"], w["w2"], w["b2"], w["w3"], w["b3"])
+        self._since_weights = 0
 
     def set_epsilon(self, epsilon: float) -> None:
         self.core.set_epsilon(float(epsilon))
@@ -63,7 +65,16 @@ class NativeGenerator(Generator):
             raise StudyError(f"T must be at least 1, got {T}")
         b = self.buffers(T)
         self.core.generate(*(b[k] for k in ORDER))
+        self._since_weights += T * self.cfg.n_envs
         return b
+
+    def work(self):
+        """{"flops", "transitions"} the network executed since its weights were set, for a
+        rung whose module counts them (v5c); None otherwise."""
+        if (self.cfg.policy != "egreedy" or self.core is None or not hasattr(self.core, "work")
+                or not self._since_weights):
+            return None
+        return {"flops": 2 * int(self.core.work()), "transitions": self._since_weights}
 
     @property
     def workers_used(self):

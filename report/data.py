@@ -60,13 +60,14 @@ def fill_roof(ctx, n_envs: int, steps: int) -> Optional[dict]:
 
 
 def fraction_of_peak(ctx, policy: str, tps: float, n_envs: int = 0,
-                     steps: int = 0) -> Tuple[Optional[float], str]:
+                     steps: int = 0, flops: Optional[float] = None) -> Tuple[Optional[float], str]:
     """(fraction, which ceiling) for a throughput: egreedy against float32 GEMM peak in MLP
-    flops; random against the write bandwidth at the batch's own size (the cache level it
-    fits in) in bytes stored per transition, DRAM's where that was not measured."""
+    flops per transition (`flops`: the work the rung executed, where it counts it; else the
+    dense network's); random against the write bandwidth at the batch's own size (the cache
+    level it fits in) in bytes stored per transition, DRAM's where that was not measured."""
     c = ceilings(ctx)
     if policy == "egreedy" and "gemm_f32" in c:
-        return tps * MLP_FLOPS_PER_TRANSITION / (c["gemm_f32"]["value"] * 1e9), "GEMM"
+        return tps * (flops or MLP_FLOPS_PER_TRANSITION) / (c["gemm_f32"]["value"] * 1e9), "GEMM"
     roof = fill_roof(ctx, n_envs, steps) if policy == "random" else None
     if roof is not None:
         return tps * BYTES_PER_TRANSITION / (roof["value"] * 1e9), "batch-size fill"
@@ -75,12 +76,13 @@ def fraction_of_peak(ctx, policy: str, tps: float, n_envs: int = 0,
     return None, ""
 
 
-def fraction_of_fma(ctx, tps: float) -> Optional[float]:
-    """egreedy throughput in MLP flops over the measured float32 FMA peak, if measured."""
+def fraction_of_fma(ctx, tps: float, flops: Optional[float] = None) -> Optional[float]:
+    """egreedy throughput in MLP flops (executed, else dense) over the measured float32 FMA
+    peak, if measured."""
     c = ceilings(ctx)
     if "fma_f32" not in c:
         return None
-    return tps * MLP_FLOPS_PER_TRANSITION / (c["fma_f32"]["value"] * 1e9)
+    return tps * (flops or MLP_FLOPS_PER_TRANSITION) / (c["fma_f32"]["value"] * 1e9)
 
 
 def machines(ctx) -> List[dict]:

@@ -20,11 +20,16 @@ def table(ctx, policy, n, t):
         mark = ""
         if r["steps"] != r.get("requested_steps", r["steps"]):
             mark, reduced = "†", True
-        frac, which = fraction_of_peak(ctx, policy, tps, n, t)
-        fma = fraction_of_fma(ctx, tps) if policy == "egreedy" else None
+        done = r.get("executed_flops_per_transition") if policy == "egreedy" else None
+        frac, which = fraction_of_peak(ctx, policy, tps, n, t, flops=done)
+        fma = fraction_of_fma(ctx, tps, flops=done) if policy == "egreedy" else None
         peak = f"{100 * frac:.3g}%" if frac is not None else "-"
         if fma is not None:
             peak += f" ({100 * fma:.3g}% of FMA)"
+        if done:                          # the dense network's rate, apart and labelled
+            dense = fraction_of_fma(ctx, tps)
+            peak += (f"; executed {done:,.0f} flops a transition"
+                     + (f", dense-equivalent {100 * dense:.3g}% of FMA" if dense is not None else ""))
         iqr = tps_iqr(r)
         spread = f" [{fmt_si(iqr[0])}-{fmt_si(iqr[1])}]" if iqr else ""
         out.append((
@@ -98,8 +103,10 @@ def render(ctx):
         + ". A random rollout also computes (trigonometry, a division, the counter RNG per step), "
           "so it may sit well below that write roof: the roof says how far stores alone are from "
           "binding"
-        + "; for `egreedy`, transitions/s x 34,304 MLP flops per transition over the measured "
-          "float32 GEMM peak"
+        + "; for `egreedy`, transitions/s x the MLP flops per transition over the measured "
+          "float32 GEMM peak: the flops the rung executed where it counts them (v5c skips the "
+          "ReLU's zeros and explored transitions run no network; its dense-equivalent rate, "
+          "34,304 flops for every transition, is shown apart and labelled), else the dense 34,304"
         + (f" ({c['gemm_f32']['value']:.3g} GFLOP/s, {c['gemm_f32']['threads']} threads)"
            if "gemm_f32" in c else "")
         + "; in brackets, of the cores' measured float32 FMA peak"

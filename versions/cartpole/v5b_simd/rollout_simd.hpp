@@ -33,6 +33,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "blocks.hpp"
@@ -322,6 +324,14 @@ inline void bind_kernel_checks(nanobind::module_& m) {
     }, nb::arg("seed"), nb::arg("count"));
 }
 
+// A network whose Scratch counts the multiply-adds it executes (`uint64_t fma`): its
+// module's Rollout reports them (work()), so that a roof counts the work done, not the
+// dense network's (v5c skips zero activations).
+template <class S, class = void>
+struct counts_work : std::false_type {};
+template <class S>
+struct counts_work<S, std::void_t<decltype(std::declval<S&>().fma)>> : std::true_type {};
+
 // Defines the module's Rollout class (generator of native.rung) and build_info().
 template <class Net>
 void bind_rollout(nanobind::module_& m) {
@@ -336,6 +346,12 @@ void bind_rollout(nanobind::module_& m) {
         .def_ro("threads", &R::threads)
         .def_ro("last_threads", &R::last_threads);
     nbx::bind_core<R>(cls);
+    if constexpr (counts_work<typename Net::Scratch>::value)
+        cls.def("work", [](const R& r) {
+            uint64_t f = 0;
+            for (const auto& s : r.scratch) f += s->fma;
+            return f;
+        }, "multiply-adds the network executed since its weights were last set");
     m.def("build_info", []() {
         return nbx::build_info(std::string("simd ") + BACKEND + " (" + std::to_string(W) + " doubles, " +
                                std::to_string(WF) + " floats); trig: " +

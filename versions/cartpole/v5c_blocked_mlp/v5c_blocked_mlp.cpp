@@ -54,6 +54,7 @@ struct BlockedNet {
         AlignedArray<float> h1, part;     // [TB][Hv] layer-1 outputs; [TB][2][WF] Q partial sums
         AlignedArray<int32_t> ks;         // [groups][Hv + 8]: the inputs each group runs over
         int nk[TB / E + 1];
+        uint64_t fma = 0;                 // multiply-adds executed (skipped zeros not counted)
         explicit Scratch(const BlockedNet& n)
             : h1(static_cast<size_t>(TB) * n.Hv), part(static_cast<size_t>(TB) * 2 * WF),
               ks(static_cast<size_t>(TB / E + 1) * (n.Hv + 8)) {}
@@ -144,7 +145,12 @@ struct BlockedNet {
             }
             return ne;
         };
-        for (int g = 0; g < groups; ++g) s.nk[g] = inputs(h, rows(g), s.ks.data() + static_cast<size_t>(g) * (Hv + 8));
+        uint64_t work = static_cast<uint64_t>(count) * 6 * Hv;    // layers 1 (4 x Hv) and 3 (2 x Hv)
+        for (int g = 0; g < groups; ++g) {
+            s.nk[g] = inputs(h, rows(g), s.ks.data() + static_cast<size_t>(g) * (Hv + 8));
+            work += static_cast<uint64_t>(s.nk[g]) * rows(g) * Hv;  // layer 2: the live inputs only
+        }
+        s.fma += work;
         for (int ob = 0; ob < NB; ++ob)                      // panel-outer: W2's panel stays in L1
             for (int g = 0; g < groups; ++g) {
                 const int32_t* ks = s.ks.data() + static_cast<size_t>(g) * (Hv + 8);
