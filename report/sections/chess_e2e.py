@@ -107,6 +107,9 @@ def round_costs(c) -> str:
                     f"of {cfg['envs'] * cfg['steps']} against {fmt_time(l_)} learning on it "
                     f"({100 * g / _round(b):.0f}% of the round generating; the poster: 15 s "
                     f"against 0.1 s)." + gpu_reading(c, b, cfg["updates_per_round"]), ""]
+    g = gpu_rounds(c)
+    if g:
+        out += [g, ""]
     traj = c.latest("chess_trajectory", ("version",))
     if traj:
         body = [(f"`{t['version']}`", f"`{t['baseline']}`", t["rounds"], "yes" if t["ok"] else "**no**",
@@ -116,6 +119,35 @@ def round_costs(c) -> str:
                 "LEARNER.md's tolerance, so a run on a slower rung is the faster rung's run at a "
                 "higher cost per round, and its time is rounds x its own cost per round.", "",
                 md_table(["Rung", "Against", "Rounds compared", "Same trajectory", "Detail"], body), ""]
+    return "\n".join(out)
+
+
+def gpu_rounds(c) -> str:
+    """The poster's round measured on a GPU machine (its rows, named): short cost runs of
+    the baseline rung with learners on that machine's GPU and on one of its CPU cores."""
+    from report.sections.learners import gpu_machines
+    out = []
+    for g in gpu_machines(c):
+        rows = [r for r in g.rows("chess_train") if not r.get("curve") and r.get("round_learn_s")]
+        if not rows:
+            continue
+        run_rows = {}
+        for r in rows:                        # newest per (rung, learner, device)
+            run_rows[(r["version"], r["learner"], r["config"].get("device"))] = r
+        body = []
+        for (v, l_, dev), r in sorted(run_rows.items()):
+            gs, ls = r["round_gen_s"]["median"], r["round_learn_s"]["median"]
+            body.append((f"`{v}` x `{l_}`", dev, fmt_time(gs), fmt_time(ls),
+                         f"{100 * gs / (gs + ls):.0f}%", r["rounds"]))
+        cfg = rows[-1]["config"]
+        out.append(f"**The poster's round, measured on a GPU machine** ({g.machine_line}; its rows, "
+                   f"results/{g.machine}/, not this machine's): `chess-train` cost runs of "
+                   f"{rows[-1]['rounds']} rounds (N = {cfg['envs']}, T = {cfg['steps']}, U = "
+                   f"{cfg['updates_per_round']}, epsilon {cfg['eps_end']:g}, no scoring), python-chess "
+                   f"generating on that machine's CPU, the learner on its GPU or on one CPU core. "
+                   f"Medians per round.\n\n"
+                   + md_table(["Pair", "Learner's device", "Generate", "Learn", "Generation share",
+                               "Rounds"], body) + "\n")
     return "\n".join(out)
 
 
@@ -176,6 +208,10 @@ def training(c) -> str:
     return "\n".join(out)
 
 
+def _medians(runs, key) -> str:
+    return ", ".join(fmt_time(r[key]["median"]) for r in runs)
+
+
 def first_reaching(run, score):
     return next((p for p in run["curve"] if p["score"] >= score), None)
 
@@ -205,9 +241,13 @@ def estimate(c, runs, score) -> list:
     check = (f"The check: for the measured pair (`{runs[0]['version']}` x `{runs[0]['learner']}`), "
              f"rounds x its cost per round against the training time the runs measured up to "
              f"that scoring: {', '.join(f'{e:+.0f}%' for e in errs)} (seeds "
-             f"{', '.join(str(r['seed']) for r, _ in pts)}). The cost runs hold epsilon at its "
-             f"final value, while training starts at epsilon 1 (random moves, no network), so "
-             f"the estimate errs high for a run this short.") if errs else ""
+             f"{', '.join(str(r['seed']) for r, _ in pts)}). Where the difference comes from, "
+             f"per round: learning {_medians(runs, 'round_learn_s')} in these runs against "
+             f"{fmt_time(own['round_learn_s']['median'])} in the cost run, generating "
+             f"{_medians(runs, 'round_gen_s')} against {fmt_time(own['round_gen_s']['median'])} "
+             f"(the cost run holds epsilon at its final value from round 0 and its replay holds "
+             f"a few thousand rows; a training run starts at epsilon 1 and fills "
+             f"{runs[0]['config']['buffer_size']:,} rows).") if errs else ""
     return [f"**What each rung buys the time to that agent.** The seeds first scored "
             f"{score:.3f} or more after a median {rounds:g} rounds; every rung plays the same "
             f"rounds (the trajectory check above), so each pair's time is those rounds x its "
