@@ -92,7 +92,7 @@ def test_a_short_run_measures_its_rounds_and_scores_its_agent():
     cfg = ChessTrainConfig(version=rung_name(), max_rounds=3, eval_every=3, eval_games=12,
                            learning_starts=640, updates_per_round=2, seed=5, device="cpu")
     a = train(cfg, record_batches=3)
-    assert a["rounds"] == 3 and a["updates"] == 4 and len(a["curve"]) == 1
+    assert a["rounds"] == 3 and a["updates"] == 6 and len(a["curve"]) == 1   # from round 0 (640 rows)
     p = a["curve"][0]
     assert p["wins"] + p["draws"] + p["losses"] == 12 and 0 <= p["score"] <= 1
     assert p["games_white"] + p["games_black"] == 12
