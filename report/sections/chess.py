@@ -59,6 +59,38 @@ def ladder(ctx, bytes_per_transition: int) -> str:
             "changed since its row was measured.\n\n" + "\n\n".join(out) + "\n")
 
 
+def breakdown(ctx) -> str:
+    """Where a transition's time goes, per rung, on one thread: the game (random play: move
+    generation for both plies, the encodings, the copies) against the network (egreedy less
+    random), from the ladder's own rows."""
+    from core.api import DEFAULT_EPSILON
+    one = {}
+    for r in ctx.throughput():
+        if r.get("workers", 1) == 1 and r.get("requested_steps", r["steps"]) == 32:
+            one[(r["version"], r["policy"], r["n_envs"])] = r
+    body = []
+    for n, _t in ladder_shapes(ctx):
+        for v in sorted({k[0] for k in one if k[2] == n}, key=version_key):
+            rr, re = one.get((v, "random", n)), one.get((v, "egreedy", n))
+            if not rr or not re:
+                continue
+            tr, te = 1 / rr["transitions_per_s"], 1 / re["transitions_per_s"]
+            net = max(0.0, te - tr)
+            body.append((f"`{v}`", n, f"{tr * 1e6:,.2f}", f"{te * 1e6:,.2f}",
+                         f"{net / (1 - DEFAULT_EPSILON) * 1e6:,.2f}", f"{100 * net / te:.0f}%"))
+    if not body:
+        return ""
+    return ("### Where a transition's time goes\n\nOne thread, from the ladder's rows: random play "
+            "is the game alone (both plies' legal-move generation, the encodings, the copies into "
+            "the batch); egreedy adds the network on the transitions that do not explore "
+            f"(epsilon {DEFAULT_EPSILON:g}, the bench's), so the difference over (1 - epsilon) is the "
+            "network's time per greedy transition. The dense forward is 3.18 MFLOP; v5b's sparse "
+            "one computes what the position leaves non-zero (its NOTES.md).\n\n"
+            + md_table(["Version", "N", "Random: µs a transition", "Egreedy: µs a transition",
+                        "The network: µs a greedy transition", "The network's share of egreedy"],
+                       body) + "\n")
+
+
 def perft(ctx) -> str:
     rows = ctx.latest("perft", ("version", "position", "depth"))
     if not rows:
@@ -142,7 +174,7 @@ def render(ctx):
         bpt = workload(WORKLOAD).batch.bytes_per_transition
     except Exception:
         bpt = 0
-    parts = [p for p in (verification(c), ladder(c, bpt), perft(c), peers(c)) if p]
+    parts = [p for p in (verification(c), ladder(c, bpt), breakdown(c), perft(c), peers(c)) if p]
     head = ctx.heading("## Chess: the workload where generation is the cost") + "\n\n"
     if not parts:
         return head + ("No chess rows for this machine yet: `make bench` measures them "
