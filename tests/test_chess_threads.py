@@ -1,5 +1,5 @@
-"""Chess rungs v5_openmp (v4's batch on OpenMP threads) and v5b_sparse_net (v5 with the
-sparse greedy forward): every batch at 1-3 threads passes the python-chess replay (check 1)
+"""Chess rungs v5_openmp (v4's batch on OpenMP threads), v5b_sparse_net (v5 with the
+sparse greedy forward) and v5c_blocked_sparse (v5b's sums in register blocks): every batch at 1-3 threads passes the python-chess replay (check 1)
 and equals v4's (check 2: exactly under random play; under egreedy up to a near tie, which
 the replay's tie tolerance judges); bad worker counts are refused in one line.
 
@@ -16,7 +16,7 @@ from versions.chess.common.replay import compare_batches, verify_replay
 from versions.chess.common.verify import run_batches
 
 TOP = 2 ** 64 - 1
-RUNGS = ("v5_openmp", "v5b_sparse_net")
+RUNGS = ("v5_openmp", "v5b_sparse_net", "v5c_blocked_sparse")
 
 
 def rung(name):
@@ -53,6 +53,18 @@ def test_the_sparse_forward_picks_the_dense_greedy_action_in_long_games():
     cfg = GenConfig(n_envs=16, seed=11, policy="egreedy", epsilon=0.0, weights=w, workers=2)
     got = run_batches(r.make_generator, cfg, 30, 2)
     assert verify_replay(got, 11, 16, "egreedy", 0.0, w) == []
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_register_blocks_give_v5bs_floats(workers):
+    """v5c sums the same rows in the same order as v5b: equal batches, greedy play included."""
+    v5b, v5c = rung("v5b_sparse_net"), rung("v5c_blocked_sparse")
+    w = init_weights(13)
+    cfg = GenConfig(n_envs=24, seed=13, policy="egreedy", epsilon=0.1, weights=w, workers=workers)
+    a, b = run_batches(v5b.make_generator, cfg, 20, 2), run_batches(v5c.make_generator, cfg, 20, 2)
+    for x, y in zip(a, b):
+        for k in spec.ARRAY_NAMES:
+            assert np.array_equal(x[k], y[k]), k
 
 
 @pytest.mark.parametrize("name", RUNGS)

@@ -9,6 +9,9 @@
 //   in a middle game, against 4,672).
 // About 1/25 of the dense multiply-adds. Sums run in another order than the dense forward's
 // (and NumPy's), so Q-values agree to rounding: the contract's tie tolerance (1e-4) covers it.
+// Layers 1 and 2 are each a sum of scaled rows, y = init + sum_r x_r * row_r; how the sum is
+// run is the template's Acc (RowByRow here: each row over the whole output vector; v5c
+// keeps blocks of outputs in registers). Every Acc adds the rows in the same order.
 #pragma once
 #include <cstdint>
 #include <cstring>
@@ -23,11 +26,25 @@ using chess::MASK_WORDS;
 using chess::N_ACTIONS;
 using chess::OBS_DIM;
 
-class SparseQNet {
+// y = init + sum_r xs[r] * rows[r], one row at a time over all n outputs.
+struct RowByRow {
+    static constexpr const char* NAME = "row by row";
+    static void run(float* y, const float* init, const float* const* rows, const float* xs, int count, int n) {
+        std::memcpy(y, init, sizeof(float) * size_t(n));
+        for (int r = 0; r < count; ++r) {
+            const float x = xs[r];
+            const float* row = rows[r];
+            for (int j = 0; j < n; ++j) y[j] += x * row[j];
+        }
+    }
+};
+
+template <class Acc>
+class SparseNet {
 public:
     static constexpr int BROADCAST = 7;        // planes 12..18: one value on every square
 
-    SparseQNet(int hidden, const float* w1, const float* b1, const float* w2, const float* b2,
+    SparseNet(int hidden, const float* w1, const float* b1, const float* w2, const float* b2,
                const float* w3, const float* b3)
         : H(hidden), w1t_(size_t(OBS_DIM) * hidden), plane_(size_t(BROADCAST) * hidden, 0.0f),
           w2t_(size_t(hidden) * hidden), w3_(w3, w3 + size_t(N_ACTIONS) * hidden), b1_(b1, b1 + hidden),
@@ -44,29 +61,36 @@ public:
     int hidden() const { return H; }
 
     struct Scratch {
-        std::vector<float> h1, h2;
-        explicit Scratch(int hidden) : h1(size_t(hidden)), h2(size_t(hidden)) {}
+        std::vector<float> h1, h2, xs;
+        std::vector<const float*> rows;      // the rows a layer sums, and their scales
+        explicit Scratch(int hidden)
+            : h1(size_t(hidden)), h2(size_t(hidden)), xs(size_t(hidden) + 64), rows(size_t(hidden) + 64) {}
     };
 
     int greedy(const uint64_t* obs, const uint64_t* mask, Scratch& s) const {
         float* h1 = s.h1.data();
         float* h2 = s.h2.data();
-        // ---- layer 1: set bits and broadcast planes only ----
-        std::memcpy(h1, b1_.data(), sizeof(float) * size_t(H));
+        const float** rows = s.rows.data();
+        float* xs = s.xs.data();
+        int n = 0;
+        auto add = [&](const float* row, float x) { rows[n] = row; xs[n++] = x; };
+        // ---- layer 1: set bits and broadcast planes only (at most 40 rows) ----
         for (int p = 0; p < 12; ++p)
-            for (uint64_t b = obs[p]; b;) add_row(h1, row1(64 * p + chess::pop_lsb(b)), 1.0f);
+            for (uint64_t b = obs[p]; b;) add(row1(64 * p + chess::pop_lsb(b)), 1.0f);
         const uint64_t flags = obs[12];
         for (int k = 0; k < 6; ++k)                        // planes 12..17: flag bits 0..5
-            if ((flags >> k) & 1) add_row(h1, plane_.data() + size_t(k) * H, 1.0f);
+            if ((flags >> k) & 1) add(plane_.data() + size_t(k) * H, 1.0f);
         const float clock = float((flags >> 8) & 255) / 100.0f;
-        if (clock != 0.0f) add_row(h1, plane_.data() + size_t(6) * H, clock);
+        if (clock != 0.0f) add(plane_.data() + size_t(6) * H, clock);
         const unsigned ep = unsigned((flags >> 16) & 255);
-        if (ep < 64) add_row(h1, row1(64 * 19 + int(ep)), 1.0f);
+        if (ep < 64) add(row1(64 * 19 + int(ep)), 1.0f);
+        Acc::run(h1, b1_.data(), rows, xs, n, H);
         relu(h1);
         // ---- layer 2: skip the zeroed units ----
-        std::memcpy(h2, b2_.data(), sizeof(float) * size_t(H));
+        n = 0;
         for (int i = 0; i < H; ++i)
-            if (h1[i] != 0.0f) add_row(h2, w2t_.data() + size_t(i) * H, h1[i]);
+            if (h1[i] != 0.0f) add(w2t_.data() + size_t(i) * H, h1[i]);
+        Acc::run(h2, b2_.data(), rows, xs, n, H);
         relu(h2);
         // ---- layer 3: the legal rows only, the best of them (ties to the lowest id) ----
         int best = -1;
@@ -109,5 +133,7 @@ private:
     int H;
     std::vector<float> w1t_, plane_, w2t_, w3_, b1_, b2_, b3_;   // w1, w2 transposed; w3 as given
 };
+
+using SparseQNet = SparseNet<RowByRow>;
 
 }  // namespace chess_v5b

@@ -1,0 +1,1 @@
+"""v5c_blocked_sparse (chess)."""
