@@ -26,7 +26,8 @@ from .spec import (BIT_CASTLING, BIT_REPETITION, BIT_WHITE, CHESS, EP_SHIFT, HAL
 OBS = slice(0, OBS_WORDS)
 NEXT_OBS = slice(OBS_WORDS, 2 * OBS_WORDS)
 NEXT_MASK = slice(2 * OBS_WORDS, 2 * OBS_WORDS + MASK_WORDS)
-ACTION, REWARD, TERMINATED = 2 * OBS_WORDS + MASK_WORDS + np.arange(3)
+ACTION, REWARD, TERMINATED = (2 * OBS_WORDS + MASK_WORDS + k for k in range(3))   # Python ints:
+# a NumPy integer as a tensor index made torch.compile (L2) break its graph at every use
 WIDTH = int(TERMINATED) + 1                     # 102 words
 REWARD_SCALE = 1 << 16
 
