@@ -149,6 +149,7 @@ def run_stage(quick: bool, progress, names: Optional[List[str]] = None, solve: b
                        quick=quick)
         ok.append(lr)
 
+    chess_rows = None
     for lr in ok:
         counts = threads or ((1,) if quick or where[lr.name] == "cuda"
                              else tuple(t for t in lr.threads if t <= ncpu()) or (1,))
@@ -158,10 +159,12 @@ def run_stage(quick: bool, progress, names: Optional[List[str]] = None, solve: b
             note(f"{lr.name}: timing with {t} thread(s)")
             try:
                 if chess:       # ~30 ms an update on a CPU core: fewer, shorter samples
+                    if chess_rows is None:                     # 107 MB: built once
+                        chess_rows = fixed_replay(TIMING_ROWS, TIMING_ROWS)
                     m = measure_learner(lr, chess_config(threads=t, device=where[lr.name]),
                                         updates_per_round=CHESS_U, n_updates=8 if quick else 16,
                                         reps=3 if quick else 7, budget_s=1.0 if quick else 3.0,
-                                        progress=note, replay=fixed_replay(TIMING_ROWS, TIMING_ROWS))
+                                        progress=note, replay=chess_rows)
                 else:
                     m = measure_learner(lr, LearnConfig(threads=t, device=where[lr.name]),
                                         n_updates=64 if quick else 256, reps=3 if quick else 7,

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional
 
 import numpy as np
@@ -27,11 +27,13 @@ from core.api import GenConfig
 from core.errors import StudyError
 from core.learner import LearnConfig, _h
 
+from .config import RunSettings
+
 EVAL_SEED_OFFSET = 10 ** 9          # evaluation games never share a seed with training's
 
 
 @dataclass
-class ChessTrainConfig(LearnConfig):
+class ChessTrainConfig(RunSettings, LearnConfig):
     hidden: int = _h("hidden units of the 1280-H-H-4672 Q-network (the contract's H)", default=256)
     lr: float = _h("AdamW learning rate (constant; not tuned yet)", default=1e-4)
     target_period: int = _h("updates between hard target copies", default=256)
@@ -77,17 +79,6 @@ class ChessTrainConfig(LearnConfig):
                              f"in the replay buffer (--buffer-size {self.buffer_size})")
         return self
 
-    def epsilon(self, k: int) -> float:
-        frac = min(1.0, k / max(1, self.eps_decay_rounds))
-        return self.eps_start + (self.eps_end - self.eps_start) * frac
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "ChessTrainConfig":
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in names})
 
 
 def chess_rung(name: str):
@@ -210,7 +201,8 @@ def train(cfg: ChessTrainConfig, progress: Callable[[str], None] = None,
             "train_s": sum(gen_s) + sum(store_s) + sum(learn_s), "eval_s": eval_s,
             "gen_s": sum(gen_s), "store_s": sum(store_s), "learn_s": sum(learn_s),
             "round_gen_s": _spread(gen_s), "round_store_s": _spread(store_s),
-            "round_learn_s": _spread([x for x in learn_s[-max(1, len(learn_s) // 2):]]),
+            # learning's steady state: the run's second half (its first rounds may not learn)
+            "round_learn_s": _spread(learn_s[-max(1, len(learn_s) // 2):]),
             "reached": reached is not None,
             "time_to_criterion_s": reached["train_s"] if reached else None,
             "best_score": best["score"] if best else None, "curve": curve,

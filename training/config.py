@@ -9,8 +9,25 @@ from core.learner import LearnConfig, _h
 from core.spec import CARTPOLE
 
 
+class RunSettings:
+    """What every training run's config shares: the epsilon schedule (fields eps_start,
+    eps_end, eps_decay_rounds) and the round trip through a results row."""
+
+    def epsilon(self, round_index: int) -> float:
+        frac = min(1.0, round_index / max(1, self.eps_decay_rounds))
+        return self.eps_start + (self.eps_end - self.eps_start) * frac
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict):
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in names})
+
+
 @dataclass
-class TrainConfig(LearnConfig):
+class TrainConfig(RunSettings, LearnConfig):
     """A run: a rung generates, a learner learns, in rounds, until CartPole-v1 is solved.
 
     The learner's settings (LearnConfig) and these loop settings. Defaults chosen by
@@ -92,18 +109,6 @@ class TrainConfig(LearnConfig):
             return self.lr
         frac = min(1.0, round_index / max(1, self.lr_decay_rounds))
         return self.lr + (self.lr_end - self.lr) * frac
-
-    def epsilon(self, round_index: int) -> float:
-        frac = min(1.0, round_index / max(1, self.eps_decay_rounds))
-        return self.eps_start + (self.eps_end - self.eps_start) * frac
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "TrainConfig":
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in names})
 
 
 def _fin(v) -> bool:

@@ -13,6 +13,7 @@ import numpy as np
 
 from core import rng
 from core.api import GenConfig, init_weights
+from core.batches import fill as fill_rows, run_batches
 from core.replay import Replay
 
 FIXTURE_SEED = 2024
@@ -25,24 +26,12 @@ def fixture_batches():
     from core.discover import baseline_rung
     cfg = GenConfig(n_envs=FIXTURE_N, seed=FIXTURE_SEED, policy="egreedy", epsilon=0.5,
                     weights=init_weights(FIXTURE_SEED))
-    gen = baseline_rung().make_generator(cfg)
-    try:
-        return tuple({k: np.array(v, copy=True) for k, v in gen.generate(FIXTURE_T).items()}
-                     for _ in range(FIXTURE_CALLS))
-    finally:
-        gen.close()
+    return tuple(run_batches(baseline_rung().make_generator, cfg, FIXTURE_T, FIXTURE_CALLS))
 
 
 def fixed_replay(capacity: int = FIXTURE_N * FIXTURE_T * FIXTURE_CALLS, fill: int = None) -> Replay:
     """A replay buffer holding the fixture's transitions (repeated until `fill` rows)."""
-    fill = min(capacity, fill or FIXTURE_N * FIXTURE_T * FIXTURE_CALLS)
-    r = Replay(capacity)
-    while r.size < fill:
-        for b in fixture_batches():
-            if r.size >= fill:
-                break
-            r.add(b)
-    return r
+    return fill_rows(Replay(capacity), fixture_batches(), fill or FIXTURE_N * FIXTURE_T * FIXTURE_CALLS)
 
 
 def probe_observations(n: int = PROBES) -> np.ndarray:

@@ -17,6 +17,7 @@ import functools
 
 import numpy as np
 
+from core.batches import fill as fill_rows, run_batches
 from core.errors import StudyError
 from core.replay import Replay
 
@@ -131,21 +132,9 @@ def fixture_batches():
                     weights=init_weights(FIXTURE_SEED))
     avail = [r for r in rungs("chess") if r.unavailable_reason() is None]
     fast = [r for r in avail if not r.baseline] or avail   # any rung: the batches are the same
-    gen = fast[-1].make_generator(cfg)
-    try:
-        return tuple({k: np.array(v, copy=True) for k, v in gen.generate(FIXTURE_T).items()}
-                     for _ in range(FIXTURE_CALLS))
-    finally:
-        gen.close()
+    return tuple(run_batches(fast[-1].make_generator, cfg, FIXTURE_T, FIXTURE_CALLS))
 
 
 def fixed_replay(capacity: int = FIXTURE_N * FIXTURE_T * FIXTURE_CALLS, fill: int = None) -> ChessReplay:
     """A chess replay holding the fixture's transitions (repeated until `fill` rows)."""
-    fill = min(capacity, fill or FIXTURE_N * FIXTURE_T * FIXTURE_CALLS)
-    r = ChessReplay(capacity)
-    while r.size < fill:
-        for b in fixture_batches():
-            if r.size >= fill:
-                break
-            r.add(b)
-    return r
+    return fill_rows(ChessReplay(capacity), fixture_batches(), fill or FIXTURE_N * FIXTURE_T * FIXTURE_CALLS)

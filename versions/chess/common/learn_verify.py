@@ -12,7 +12,7 @@ On the chess fixture (common/learn.py: 8,192 transitions of egreedy play):
    updates by the part of the training's displacement that differs, per array,
    ||w - w_ref|| / ||w_ref - w_init|| <= DISPLACEMENT_RTOL. Not CartPole's max |difference|:
    measured on an H200, L1 on the GPU left one element of seed 0 2.6e-3 from L1 on the CPU
-   after 50 updates (about lr), though its first update agreed within 3e-8. AdamW divides
+   after 50 updates (about lr), though its first update agreed within 1.4e-6. AdamW divides
    each element's gradient by its own running size, so an element whose gradient is at the
    level of float32 rounding (summed in another order on a GPU) moves by up to lr in either
    direction; a maximum over 1.6 M elements measures those, a norm measures the update.

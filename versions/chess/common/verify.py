@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional
 
 from core.api import GenConfig
+from core.batches import run_batches  # noqa: F401  (tests import it from here)
 from core.workload import Outcome
 
 from .replay import compare_batches, verify_replay
@@ -41,15 +42,6 @@ CASES = [
     Case("egreedy N=7 seed=3 eps=0.2", 7, 16, 3, 3, "egreedy", 0.2),
     Case("egreedy N=37 seed=2^64-1 eps=0.5", 37, 4, 2, SEED_MAX, "egreedy", 0.5),
 ]
-
-
-def run_batches(make, cfg: GenConfig, steps: int, calls: int) -> List[Dict]:
-    """The batches of `calls` x generate(steps) from one generator, copied."""
-    gen = make(cfg)
-    try:
-        return [{k: v.copy() for k, v in gen.generate(steps).items()} for _ in range(calls)]
-    finally:
-        gen.close()
 
 
 class ChessVerifier:
