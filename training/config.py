@@ -50,6 +50,9 @@ class TrainConfig(RunSettings, LearnConfig):
     lr_end: float = _h("the learning rate decays linearly to this (0: constant)", default=5e-5)
     lr_decay_rounds: int = _h("... over this many rounds", default=150)
     buffer_size: int = _h("replay capacity in transitions", default=500_000)
+    n_step: int = _h("bootstrap n steps ahead: the replay stores n-step returns and the update "
+                     "discounts by gamma^n (training/nstep.py; 1: LEARNER.md's one-step target)",
+                     default=1)
     eps_start: float = _h("epsilon of round 0", default=1.0)
     eps_end: float = _h("final epsilon", default=0.02)
     eps_decay_rounds: int = _h("epsilon decays linearly over this many rounds", default=13)
@@ -76,14 +79,15 @@ class TrainConfig(RunSettings, LearnConfig):
         def need(ok, name, rng):
             if not ok:
                 raise StudyError(f"--{name.replace('_', '-')} must be {rng}, got {getattr(self, name)!r}")
-        for name in ("envs", "steps", "updates_per_round", "lr_decay_rounds", "buffer_size",
+        for name in ("envs", "steps", "updates_per_round", "lr_decay_rounds", "buffer_size", "n_step",
                      "eps_decay_rounds", "max_rounds", "window", "eval_episodes", "eval_cooldown",
                      "workers"):
             v = getattr(self, name)
             need(isinstance(v, int) and not isinstance(v, bool) and v > 0, name, "a positive integer")
         for name, cap in (("envs", 1 << 20), ("steps", 1 << 20), ("updates_per_round", 1 << 20),
                           ("buffer_size", (1 << 32) - 1), ("max_rounds", 10 ** 7),
-                          ("eval_episodes", 10_000), ("workers", 256), ("window", 10 ** 6)):
+                          ("eval_episodes", 10_000), ("workers", 256), ("window", 10 ** 6),
+                          ("n_step", 64)):
             need(getattr(self, name) <= cap, name, f"at most {cap}")
         need(_fin(self.lr_end) and 0 <= self.lr_end <= self.lr, "lr_end",
              "a finite number in [0, --lr] (0: constant rate)")
@@ -95,6 +99,9 @@ class TrainConfig(RunSettings, LearnConfig):
         need(_fin(self.budget_s) and 0 <= self.budget_s <= 10 ** 6, "budget_s",
              "a finite number of seconds in [0, 1e6] (0: no limit)")
         need(self.actor in ("auto", "process", "thread"), "actor", "auto, process or thread")
+        if self.n_step > self.steps:
+            raise StudyError(f"--n-step {self.n_step} exceeds --steps {self.steps}: a round must "
+                             f"complete the windows the round before left open")
         if self.envs * self.steps > self.buffer_size:
             raise StudyError(f"one round (--envs x --steps = {self.envs * self.steps}) does not fit "
                              f"in the replay buffer (--buffer-size {self.buffer_size})")
@@ -109,6 +116,14 @@ class TrainConfig(RunSettings, LearnConfig):
             return self.lr
         frac = min(1.0, round_index / max(1, self.lr_decay_rounds))
         return self.lr + (self.lr_end - self.lr) * frac
+
+    def learner_config(self) -> "TrainConfig":
+        """The config the learner is built with: with n-step returns its discount is gamma^n
+        (the rows carry the n-step return; training/nstep.py)."""
+        if self.n_step == 1:
+            return self
+        from dataclasses import replace
+        return replace(self, gamma=self.gamma ** self.n_step)
 
 
 def _fin(v) -> bool:

@@ -25,6 +25,7 @@ from core.replay import Replay
 from .actors import make_actor
 from .config import TrainConfig
 from .episodes import EpisodeTracker
+from .nstep import NStepReturns
 
 
 @dataclass
@@ -73,7 +74,8 @@ def train(cfg: TrainConfig, progress: Optional[Callable[[str], None]] = None,
     t_start = time.perf_counter()
     L = runnable_learner(cfg.learner)
     replay = Replay(cfg.buffer_size)
-    learner = L.make(cfg, replay)
+    learner = L.make(cfg.learner_config(), replay)
+    nstep = NStepReturns(cfg.n_step, cfg.gamma)
     try:
         weights = learner.weights()
         actor = make_actor(cfg, weights)
@@ -98,7 +100,7 @@ def train(cfg: TrainConfig, progress: Optional[Callable[[str], None]] = None,
             batch, g = actor.result()
             in_flight = False
             t1 = time.perf_counter()
-            replay.add(batch)
+            replay.add(nstep(batch))
             tracker.observe(batch, k)
             t2 = time.perf_counter()
             if cfg.pipelined and k + 1 < cfg.max_rounds:

@@ -19,8 +19,20 @@ from .config import TrainConfig
 from .loop import process_pool, stop_pool, train_quiet
 
 PENALTY = 2.0
+# a tuple is a categorical choice; ("log", lo, hi) a float drawn on a log scale
 SPACE = {"updates_per_round": (16, 32, 64, 128, 256), "batch_size": (32, 64, 128, 256),
-         "lr": (3e-4, 1e-2)}
+         "lr": ("log", 3e-4, 1e-2)}
+
+
+def suggest(trial, space: dict) -> dict:
+    """One trial's settings from a space of SPACE's form."""
+    out = {}
+    for name, dom in space.items():
+        if dom and dom[0] == "log":
+            out[name] = trial.suggest_float(name, dom[1], dom[2], log=True)
+        else:
+            out[name] = trial.suggest_categorical(name, dom)
+    return out
 
 
 def run_value(row: dict, budget_s: float) -> float:
@@ -31,7 +43,8 @@ def run_value(row: dict, budget_s: float) -> float:
 
 
 def select(base: TrainConfig, n_trials: int, seeds: List[int], jobs: int = 2,
-           progress: Optional[Callable[[str], None]] = None, sampler_seed: int = 0):
+           progress: Optional[Callable[[str], None]] = None, sampler_seed: int = 0,
+           space: Optional[dict] = None):
     """Returns (best params or None, trial rows). `base` must set budget_s > 0."""
     import optuna
     optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -46,10 +59,10 @@ def select(base: TrainConfig, n_trials: int, seeds: List[int], jobs: int = 2,
     pool = process_pool(jobs)
 
     def objective(trial):
-        p = {"updates_per_round": trial.suggest_categorical("updates_per_round", SPACE["updates_per_round"]),
-             "batch_size": trial.suggest_categorical("batch_size", SPACE["batch_size"]),
-             "lr": trial.suggest_float("lr", *SPACE["lr"], log=True)}
-        cfg = replace(base, **p, lr_end=min(base.lr_end, p["lr"]))
+        p = suggest(trial, space or SPACE)
+        cfg = replace(base, **p)
+        if "lr" in p:
+            cfg = replace(cfg, lr_end=min(base.lr_end, p["lr"]))
         vals, rows = [], []
         for i, s in enumerate(seeds):
             row = pool.submit(train_quiet, replace(cfg, seed=s).to_dict()).result()

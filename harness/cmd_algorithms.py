@@ -1,0 +1,203 @@
+"""`python -m harness algorithms`: the algorithm ladder (algorithms/ALGORITHM.md).
+
+Each rung is a training recipe. For each one asked for (default: all), with the fastest
+verified rung x learner of this machine's rows (or --version / --learner):
+1. the learner is verified against the reference learner at the recipe's update (its
+   hidden width, its discount: gamma^n with n-step returns), LEARNER.md's checks; a
+   learner that fails gets no timing;
+2. it trains to solved on the unseen seeds 100-104, one run at a time, each a row of kind
+   "algorithm": updates, transitions and FLOPs to solved, the wall-clock (start-up and the
+   greedy evaluation apart, as in `make e2e`).
+`--search` instead runs the Optuna search that chose a5's settings (seeds 0-1 only; the
+objective is the wall-clock to solved) and writes rows of kind "algorithm_trials".
+"""
+from __future__ import annotations
+
+import statistics
+from dataclasses import replace
+
+from core import algorithm as alg
+from core import discover, results
+from core.errors import StudyError
+
+from .cli_util import bounded_float, check_threads, positive_int, seed_int
+
+BENCH_STAGE = (47, "The algorithm ladder: each recipe verified, then trained to solved on unseen seeds")
+SEEDS, SEARCH_SEEDS = (100, 101, 102, 103, 104), (0, 1)
+BUDGET_S, QUICK_BUDGET_S, SEARCH_BUDGET_S = 120.0, 30.0, 20.0
+MAX_ROUNDS = 10 ** 6                  # the budget alone ends a run, as in `make e2e`
+SEARCH_BASE, SEARCH_TRIALS = "a4_narrow_net", 40
+# what the search may change: the ideas of the rungs below it and the sizes of a round
+SEARCH_SPACE = {"n_step": (1, 2, 3, 4, 5, 6, 8), "hidden": (32, 64, 128),
+                "updates_per_round": (16, 32, 64, 128, 256), "batch_size": (32, 64, 128),
+                "lr": ("log", 3e-4, 1e-2)}
+
+
+def register(sub):
+    p = sub.add_parser("algorithms", help="the algorithm ladder: each training recipe verified, "
+                                          "then trained to solved on unseen seeds")
+    p.add_argument("--algorithm", action="append", help="a rung (repeatable; default all)")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="override one of the recipe's settings (a TrainConfig field it takes), "
+                        "e.g. --set n_step=5")
+    p.add_argument("--version", help="the generating rung (default: this machine's fastest verified)")
+    p.add_argument("--learner", help="the learner (default: this machine's fastest verified)")
+    p.add_argument("--threads", type=positive_int("--threads", 256),
+                   help="learner threads (default: those of the learner's fastest row)")
+    p.add_argument("--first-seed", type=seed_int, default=SEEDS[0], help="first seed")
+    p.add_argument("--seeds", type=positive_int("--seeds", 100), help="seeds (default 5)")
+    p.add_argument("--budget", type=bounded_float("--budget", 0, 10 ** 5, lo_open=True),
+                   help=f"seconds of training per run before it counts as not solved "
+                        f"(default {BUDGET_S:g}; quick {QUICK_BUDGET_S:g}; search {SEARCH_BUDGET_S:g})")
+    p.add_argument("--search", action="store_true",
+                   help=f"run the Optuna search over {', '.join(SEARCH_SPACE)} from "
+                        f"{SEARCH_BASE}'s settings on seeds {SEARCH_SEEDS} instead")
+    p.add_argument("--trials", type=positive_int("--trials", 1000), default=SEARCH_TRIALS,
+                   help=f"Optuna trials of --search (default {SEARCH_TRIALS})")
+    p.add_argument("--quick", action="store_true", help="one seed, a short budget (indicative)")
+    p.add_argument("--list", action="store_true", help="list the rungs and their settings")
+    p.add_argument("--no-record", action="store_true", help="do not write results rows")
+    p.set_defaults(func=cmd_algorithms)
+
+
+def plan(args):
+    """Everything refused before a run starts: the rungs, the overrides, the seeds."""
+    items = alg.algorithms()
+    names = args.algorithm or [a.name for a in items if not a.error]
+    todo = []
+    for n in names:
+        a = alg.get(n, items)
+        over = alg.parse_overrides(args.set, a)
+        todo.append((a, {**alg.settings(a.name, items), **over}, over))
+    if args.search and (args.algorithm or args.set):
+        raise StudyError("--search starts from its own base and space; it takes no --algorithm or --set")
+    n = args.seeds or (1 if args.quick else len(SEEDS))
+    if args.first_seed + n - 1 >= 2 ** 64:
+        raise StudyError("--first-seed + --seeds - 1 must stay below 2^64")
+    seeds = tuple(range(args.first_seed, args.first_seed + n))
+    if not args.search and set(seeds) & set(SEARCH_SEEDS):
+        raise StudyError(f"--first-seed: the judged seeds must not overlap the search's {SEARCH_SEEDS}")
+    return todo, seeds
+
+
+def pair(args, quick: bool, note):
+    """(version, learner, threads, workers): the command line's, else the fastest measured."""
+    if args.version and args.learner:
+        v, lr = discover.runnable_rung(args.version), discover.runnable_learner(args.learner)
+        return v.name, lr.name, args.threads or 1, 1
+    from .cmd_e2e import inputs
+    inp = inputs(note, quick)
+    v = discover.runnable_rung(args.version).name if args.version else inp["fastest"]
+    lr = discover.runnable_learner(args.learner).name if args.learner else inp["best"]
+    threads = args.threads or inp["costs"].get(lr, {}).get("threads", 1)
+    workers = inp["gens"].get(v, {}).get("workers", 1)
+    return v, lr, threads, workers
+
+
+def cmd_algorithms(args):
+    from .progress import Progress
+    todo, seeds = plan(args)
+    if args.list:
+        for a, s, _ in todo:
+            print(f"{a.name}: {a.title} (base {a.base or 'TrainConfig defaults'}) {s}")
+        return 0
+    if args.threads:
+        check_threads(args.threads)
+    prog = Progress("algorithms")
+    if args.search:
+        bad = search(args, prog.note)
+    else:
+        bad = run(todo, seeds, args, prog.note)
+    prog.clear()
+    return 1 if bad else 0
+
+
+def base_config(settings: dict, version, learner, threads, workers, budget):
+    from training.config import TrainConfig
+    cfg = TrainConfig(**{**settings, "version": version, "learner": learner, "threads": threads,
+                         "workers": workers, "budget_s": budget, "max_rounds": MAX_ROUNDS})
+    return cfg.check()
+
+
+def verify_update(cfg, note) -> dict:
+    """LEARNER.md's checks of cfg's learner against the reference at cfg's update."""
+    from .learner_verify import LearnerVerifier
+    ref = discover.reference_learner()
+    if cfg.learner == ref.name:
+        return {"status": "reference", "detail": "the reference learner"}
+    lc = replace(cfg.learner_config(), device="cpu")
+    outs = LearnerVerifier(ref, cfg=lc, progress=note).verify(discover.runnable_learner(cfg.learner))
+    bad = [o for o in outs if not o.ok]
+    if bad:
+        return {"status": "failed", "detail": f"{bad[0].check} ({bad[0].case}): {bad[0].detail}"}
+    return {"status": "passed", "detail": f"{len(outs)} checks against {ref.name} at hidden "
+                                          f"{lc.hidden}, gamma {lc.gamma:.6g}"}
+
+
+def run(todo, seeds, args, note, quick=None) -> int:
+    from core.spec import CARTPOLE, NetSpec
+    from training.loop import train
+    quick = args.quick if quick is None else quick
+    budget = args.budget or (QUICK_BUDGET_S if quick else BUDGET_S)
+    version, learner, threads, workers = pair(args, quick, note)
+    failed = 0
+    for a, settings, over in todo:
+        cfg = base_config(settings, version, learner, threads, workers, budget)
+        note(f"{a.name}: verifying {learner} at its update")
+        check = verify_update(cfg, note)
+        paths = tuple(dict.fromkeys(a.source_paths() + discover.get_learner(learner).source_paths()))
+        common = {"algorithm": a.name, "number": a.number, "title": a.title, "base": a.base,
+                  "settings": {k: getattr(cfg, k) for k in settings}, "overrides": over,
+                  "version": version, "learner": learner, "threads": threads, "workers": workers,
+                  "budget_s": budget, "learner_check": check, "sources": list(paths),
+                  "source_hash": results.source_hash(paths)}
+        if check["status"] == "failed":
+            failed += 1
+            note(f"{a.name}: {learner} does not verify at this update: {check['detail']}")
+            if not args.no_record:
+                results.append("algorithm", {**common, "seed": None, "error": check["detail"]}, quick=quick)
+            continue
+        fpu = NetSpec(CARTPOLE, cfg.hidden).update_flops(cfg.batch_size, cfg.double)
+        for s in seeds:
+            res = train(replace(cfg, seed=s), every=50,
+                        progress=lambda t: note(f"{a.name} seed {s}: {t}"))
+            row = {**common, "seed": s, "flops_per_update": fpu, "flops": fpu * res.updates,
+                   "eval_mean": statistics.mean(res.eval_returns) if res.eval_returns else None,
+                   **{k: v for k, v in res.row().items() if k not in ("returns", "end_round", "config")},
+                   "returns_tail": res.returns[-100:]}
+            if not args.no_record:
+                results.append("algorithm", row, quick=quick)
+            failed += not res.solved and not quick
+            note(f"{a.name} seed {s}: {'solved' if res.solved else 'NOT solved'} in "
+                 f"{res.wall_s:.2f} s, {res.updates} updates, {row['flops'] / 1e9:.0f} GFLOP")
+            print(f"{a.name} seed {s}: solved={res.solved} wall={res.wall_s:.2f}s "
+                  f"updates={res.updates} transitions={res.transitions} "
+                  f"flops={row['flops']:.3g}", flush=True)
+    return failed
+
+
+def search(args, note) -> int:
+    from training.select import select
+    version, learner, threads, workers = pair(args, args.quick, note)
+    base = base_config(alg.settings(SEARCH_BASE), version, learner, threads, workers,
+                       args.budget or SEARCH_BUDGET_S)
+    note(f"search: {args.trials} trials from {SEARCH_BASE} on {version} x {learner}, seeds {SEARCH_SEEDS}")
+    best, trials = select(base, args.trials, list(SEARCH_SEEDS), jobs=1, progress=note,
+                          space=SEARCH_SPACE)
+    for t in trials:
+        if not args.no_record:
+            results.append("algorithm_trials", {**t, "base": SEARCH_BASE, "version": version,
+                                                "learner": learner, "threads": threads,
+                                                "budget_s": base.budget_s, "space": SEARCH_SPACE,
+                                                "selected": t["params"] == best}, quick=args.quick)
+    print(f"selected: {best}" if best else "no trial solved both seeds")
+    return 0 if best else 1
+
+
+def bench_stage(quick: bool, progress) -> int:
+    import argparse
+    args = argparse.Namespace(algorithm=None, set=None, version=None, learner=None, threads=None,
+                              first_seed=SEEDS[0], seeds=None, budget=None, search=False,
+                              trials=SEARCH_TRIALS, quick=quick, list=False, no_record=False)
+    todo, seeds = plan(args)
+    return run(todo, seeds, args, progress.note, quick)
