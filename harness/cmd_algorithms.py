@@ -64,11 +64,14 @@ def plan(args):
     """Everything refused before a run starts: the rungs, the overrides, the seeds."""
     items = alg.algorithms()
     names = args.algorithm or [a.name for a in items if not a.error]
+    from training.config import TrainConfig
     todo = []
     for n in names:
         a = alg.get(n, items)
         over = alg.parse_overrides(args.set, a)
-        todo.append((a, {**alg.settings(a.name, items), **over}, over))
+        settings = {**alg.settings(a.name, items), **over}
+        TrainConfig(**settings, version=a.name).check()      # the ranges, before anything runs
+        todo.append((a, settings, over))
     if args.search and (args.algorithm or args.set):
         raise StudyError("--search starts from its own base and space; it takes no --algorithm or --set")
     n = args.seeds or (1 if args.quick else len(SEEDS))

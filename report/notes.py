@@ -146,7 +146,40 @@ def parts() -> List[tuple]:
     for lr in sorted(discover.learners(), key=lambda x: number_key(x.number, x.name)):
         if lr.path is not None:
             out.append((lr.path / "NOTES.md", learner_block, lr.name, None))
+    from core.algorithm import algorithms
+    for a in algorithms():
+        if a.path is not None:
+            out.append((a.path / "NOTES.md", algorithm_block, a.name, None))
     return out
+
+
+def algorithm_block(ctx, name: str) -> Optional[str]:
+    """The rung's line of the report's algorithm table: solved seeds, time, updates and
+    FLOPs to solved (median and IQR), against a1 and against its base."""
+    from report.sections.algorithms import runs, stats
+    from report.sections.trained_peers import fmt_s
+    g = runs(ctx)
+    if name not in g:
+        return None
+    rows, s = g[name], stats(g[name])
+    r = rows[0]
+    if s["error"]:
+        return _header(ctx, rows) + f"- not timed: {r['learner']} did not verify at this update: {s['error']}"
+    lines = [f"- `{r['version']}` x `{r['learner']}` ({r['threads']} thread(s)), learner check: "
+             f"{r['learner_check']['status']}; solved {s['solved']}/{s['n']} seeds"]
+    if s.get("time"):
+        q = s["time"]
+        lines.append(f"- time to solved: {fmt_s(q[1])} [IQR {fmt_s(q[0])}-{fmt_s(q[2])}]")
+    for k, what in (("updates", "updates"), ("flops", "FLOPs")):
+        if s.get(k):
+            q = s[k]
+            lines.append(f"- {what} to solved: {fmt_si(q[1])} [IQR {fmt_si(q[0])}-{fmt_si(q[2])}]")
+    for other in dict.fromkeys(x for x in ("a1_dqn_defaults", r.get("base")) if x and x != name):
+        o = stats(g.get(other, []))
+        if o.get("time") and s.get("time") and o.get("flops") and s.get("flops"):
+            lines.append(f"- against `{other}`: {o['time'][1] / s['time'][1]:.2f}x in time, "
+                         f"{o['flops'][1] / s['flops'][1]:.2f}x fewer FLOPs (ratios of medians)")
+    return _header(ctx, rows, "; median and IQR over the seeds") + "\n".join(lines)
 
 
 def rendered(ctx) -> Dict[Path, str]:

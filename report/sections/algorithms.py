@@ -1,0 +1,231 @@
+"""The algorithm ladder: updates, transitions, FLOPs and time to solved per training recipe,
+and the three terms of total = #batches x (update + generate) (rows: algorithm,
+algorithm_trials, and the estimate's inputs)."""
+from __future__ import annotations
+
+import math
+import statistics
+from collections import defaultdict
+from typing import Dict, List, Optional
+
+from core.measure import quartiles
+from report.context import fmt_si, md_table
+from report.data import stale
+from report.sections.trained import CRITERION
+from report.sections.trained_peers import fmt_s, inf_quartiles
+
+ORDER = 47
+TARGET_FLOPS = 5.0          # issue: FLOPs to solved <= 1/5 of a1's on the same learner
+TARGET_S = {"avx512": 0.5, "avx2": 1.5}
+
+
+def runs(ctx) -> Dict[str, List[dict]]:
+    """algorithm -> its rows of the newest run that measured it (a failed check included)."""
+    by = defaultdict(list)
+    for r in ctx.rows("algorithm"):
+        by[r["algorithm"]].append(r)
+    out = {}
+    for name, rows in by.items():
+        rid = rows[-1]["run_id"]
+        out[name] = [r for r in rows if r["run_id"] == rid]
+    return dict(sorted(out.items(), key=lambda kv: _key(kv[1][0])))
+
+
+def _key(r):
+    from core.rung import number_key
+    return number_key(r.get("number", "0"), r["algorithm"])
+
+
+def stats(rows: List[dict]) -> dict:
+    """Medians and IQRs over seeds: time (unsolved = inf), updates, transitions, FLOPs (solved)."""
+    done = [r for r in rows if r.get("seed") is not None and not r.get("error")]
+    solved = [r for r in done if r.get("solved")]
+    out = {"n": len(done), "solved": len(solved), "rows": done,
+           "error": next((r["error"] for r in rows if r.get("error")), None)}
+    if done:
+        out["time"] = inf_quartiles([r["wall_s"] if r.get("solved") else math.inf for r in done])
+    if solved:
+        for k in ("updates", "transitions", "flops"):
+            out[k] = quartiles([float(r[k]) for r in solved])
+    return out
+
+
+def _q(q, f=fmt_si) -> str:
+    return f"{f(q[1])} [{f(q[0])}-{f(q[2])}]" if q else "-"
+
+
+def render(ctx):
+    out = [ctx.heading("## The algorithm ladder: how many updates a solved agent needs"), ""]
+    g = runs(ctx)
+    if not g:
+        return "\n".join(out + ["*Not measured on this machine yet:* `python -m harness algorithms` "
+                                "(a stage of `make bench`) trains each recipe of algorithms/."]) + "\n"
+    first = next(iter(g.values()))[0]
+    out += [f"Each rung of algorithms/ is a training recipe (algorithms/ALGORITHM.md): the same "
+            f"generator and learner, `{first['version']}` x `{first['learner']}` "
+            f"({first['threads']} thread(s)), this machine's fastest verified pair; before a "
+            f"recipe is timed its learner is verified against the reference learner at the "
+            f"recipe's update (its width, and gamma^n for n-step returns). Judged by one "
+            f"criterion: {CRITERION}; seeds {_seeds(g)}, never used to choose a setting, one run "
+            f"at a time, generation and learning alternating; start-up and the greedy evaluation "
+            f"apart. FLOPs are the updates' (LEARNER.md's shapes: forwards, backward; "
+            f"`NetSpec.update_flops`) times the updates to solved; *vs a1* is the ratio of "
+            f"medians. † marks a row whose code changed since it was measured.", ""]
+    base = stats(g.get("a1_dqn_defaults", []))
+    body = []
+    for name, rows in g.items():
+        s, r = stats(rows), rows[0]
+        ch = ", ".join(f"{k}={_v(v)}" for k, v in sorted((r.get("settings") or {}).items())) or "TrainConfig's defaults"
+        who = f"`{name}`" + (" †" if any(stale(x) for x in rows) else "")
+        if s["error"]:
+            body.append((who, r["title"], ch, f"failed: {s['error']}", "-", "-", "-", "-", "-", "-", "-"))
+            continue
+        fl = (f"{base['flops'][1] / s['flops'][1]:.1f}x fewer" if s.get("flops") and base.get("flops")
+              else "-")
+        tm = (f"{base['time'][1] / s['time'][1]:.2f}x" if base.get("time") and s.get("time")
+              and math.isfinite(s["time"][1]) and math.isfinite(base["time"][1]) else "-")
+        body.append((who, r["title"], ch, r["learner_check"]["status"], f"{s['solved']}/{s['n']}",
+                     _q(s.get("updates")), _q(s.get("transitions")), _q(s.get("flops")), fl,
+                     _q(s.get("time"), lambda v: fmt_s(v)), tm))
+    out += [md_table(["Rung", "Recipe", "Settings (changed from TrainConfig's defaults)",
+                      "Learner check", "Solved", "Updates to solved", "Transitions",
+                      "FLOPs to solved", "FLOPs vs a1", "Time to solved", "vs a1"], body), ""]
+    out += [f"![Time and FLOPs to solved per recipe]({figure(ctx, g)})", ""]
+    out += search_lines(ctx) + targets(ctx, g, base) + three_terms(ctx, g, base) + bf16_line(ctx)
+    return "\n".join(out) + "\n"
+
+
+def _v(v):
+    return f"{v:.3g}" if isinstance(v, float) else str(v)
+
+
+def _seeds(g) -> str:
+    seeds = sorted({r["seed"] for rows in g.values() for r in rows if r.get("seed") is not None})
+    return f"{seeds[0]}-{seeds[-1]}" if seeds else "-"
+
+
+def best(g) -> Optional[tuple]:
+    """(name, stats) of the rung with the lowest median time among those that solved every seed."""
+    cands = [(n, stats(rows)) for n, rows in g.items()]
+    cands = [(n, s) for n, s in cands if s["n"] and s["solved"] == s["n"]]
+    return min(cands, key=lambda c: c[1]["time"][1]) if cands else None
+
+
+def search_lines(ctx) -> List[str]:
+    rows = ctx.rows("algorithm_trials")
+    if not rows:
+        return []
+    rid = rows[-1]["run_id"]
+    rows = [r for r in rows if r["run_id"] == rid]
+    sel = next((r for r in rows if r.get("selected")), None)
+    done = sum(r["state"] == "complete" for r in rows)
+    return [f"The search (`harness algorithms --search`, run {rid}): {len(rows)} Optuna trials "
+            f"(TPE, median pruning) from `{rows[0]['base']}`'s settings over "
+            f"{', '.join(rows[0]['space'])}, on seeds 0-1 only, one run at a time, objective the "
+            f"mean wall-clock to solved ({rows[0]['budget_s']:g} s budget, an unsolved run counted "
+            f"as twice it); {done} complete, the rest pruned or failed. "
+            + (f"Selected: {', '.join(f'{k}={_v(v)}' for k, v in sel['params'].items())} "
+               f"({sel['value']:.2f} s mean on seeds 0-1)." if sel else "No trial solved both seeds."), ""]
+
+
+def targets(ctx, g, base) -> List[str]:
+    b = best(g)
+    if not b or not base.get("flops"):
+        return []
+    name, s = b
+    isa = "avx512" if "avx512" in ctx.machine else "avx2"
+    cand = [(n, stats(rows)) for n, rows in g.items()]
+    fl = [(n, base["flops"][1] / x["flops"][1]) for n, x in cand if x.get("flops") and x["solved"] == x["n"]]
+    fn, fr = max(fl, key=lambda t: t[1])
+    goal = TARGET_S[isa]
+    return [f"**Targets** (median of the unseen seeds, every seed solved): FLOPs to solved at most "
+            f"1/{TARGET_FLOPS:g} of a1's on the same learner: `{fn}` needs {fr:.1f}x fewer, "
+            f"{'met' if fr >= TARGET_FLOPS else 'not met'}; time to solved at most {goal:g} s on a "
+            f"2-core {isa.upper()} machine: the fastest rung, `{name}`, {fmt_s(s['time'][1])}, "
+            f"{'met' if s['time'][1] <= goal else 'not met'}.", ""]
+
+
+def three_terms(ctx, g, base) -> List[str]:
+    """The practitioner's loop (estimate) -> the fastest generator -> the fastest learner ->
+    the fastest recipe: how much of the gain came from each term."""
+    from core import estimate as est
+    from report.sections.estimate import inputs
+    b = best(g)
+    if not b or not base.get("time") or not math.isfinite(base["time"][1]):
+        return []
+    gens, peers, costs, rc, rounds = inputs(ctx)
+    if not (gens and costs and rc and rounds):
+        return []
+    allg = {**gens, **{k: v for k, v in peers.items() if k == est.PRACTITIONER_PEER}}
+    tab = est.estimate_table(allg, costs, rounds["median"], rounds["updates_per_round"],
+                             rc["store_s"], rc["push_s"], baseline=est.PRACTITIONER_PEER)
+    first = next(iter(g.values()))[0]
+    pick = {(r["generator"], r["learner"]): r for r in tab["rows"]}
+    prac, ref = tab["baseline"], tab["reference"]
+    gen = pick.get((first["version"], ref))
+    upd = pick.get((first["version"], first["learner"]))
+    if not (prac and gen and upd):
+        return []
+    name, s = b
+    f_gen = prac["total_alt_s"] / gen["total_alt_s"]
+    f_upd = gen["total_alt_s"] / upd["total_alt_s"]
+    f_alg = base["time"][1] / s["time"][1]
+    whole = prac["total_alt_s"] / s["time"][1]
+    logs = [math.log(x) for x in (f_gen, f_upd, f_alg)]
+    share = [100 * x / sum(logs) for x in logs] if sum(logs) > 0 else [float("nan")] * 3
+    rows = [("the practitioner's loop (estimate)", f"`{est.PRACTITIONER_PEER}` x `{ref}`, a1",
+             fmt_s(prac["total_alt_s"]), "-", "-"),
+            ("generation", f"`{first['version']}` x `{ref}`, a1 (estimate)", fmt_s(gen["total_alt_s"]),
+             f"{f_gen:.2f}x", f"{share[0]:.0f}%"),
+            ("update", f"`{first['version']}` x `{first['learner']}`, a1 (estimate)",
+             fmt_s(upd["total_alt_s"]), f"{f_upd:.2f}x", f"{share[1]:.0f}%"),
+            ("algorithm", f"`{first['version']}` x `{first['learner']}`, `{name}` (measured; a1 "
+                          f"measured {fmt_s(base['time'][1])})", fmt_s(s["time"][1]), f"{f_alg:.2f}x",
+             f"{share[2]:.0f}%")]
+    return [f"**The three terms** of `total = #batches x (update + generate)`, one after another "
+            f"from the practitioner's loop to the fastest recipe. The first three lines are the "
+            f"estimate of *The estimate* (its median {rounds['median']:g} rounds of a1); the "
+            f"algorithm factor is the ratio of this ladder's measured medians (a1 against "
+            f"`{name}`, same pair). Share: each factor's part of the product on a log scale.", "",
+            md_table(["Step", "Loop", "Time to solved", "Factor", "Share of the gain"], rows), "",
+            f"Altogether {whole:.0f}x: the practitioner's loop, estimated at "
+            f"{fmt_s(prac['total_alt_s'])}, against `{name}`'s measured {fmt_s(s['time'][1])} "
+            f"(the product of the three factors is {f_gen * f_upd * f_alg:.0f}x; they differ by "
+            f"the estimate's error on a1, measured {fmt_s(base['time'][1])} against "
+            f"{fmt_s(upd['total_alt_s'])} estimated).", ""]
+
+
+def bf16_line(ctx) -> List[str]:
+    flags = set((ctx.machine_info.get("simd") or []))
+    if "avx512_bf16" in flags:
+        return ["**bf16:** this CPU has AVX512-BF16; no bf16 learner rung is built yet.", ""]
+    why = ("which this CPU lacks (it has no AVX-512 at all)" if "avx512f" not in flags
+           else "which this machine's record does not list")
+    return [f"**bf16:** not measured here: a bf16 learner rung needs AVX512-BF16 (`vdpbf16ps`), "
+            f"{why}; recorded vector flags: {', '.join(sorted(flags)) or 'none'}.", ""]
+
+
+def figure(ctx, g) -> str:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    names = list(g)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
+    for ax, key, lab in ((axes[0], "time", "time to solved (s, log)"),
+                         (axes[1], "flops", "FLOPs to solved (log)")):
+        for i, n in enumerate(names):
+            s = stats(g[n])
+            vals = [r["wall_s"] if key == "time" else r["flops"] for r in s["rows"] if r.get("solved")]
+            if not vals:
+                continue
+            ax.scatter([i] * len(vals), vals, s=14, color="tab:blue", alpha=0.6)
+            ax.plot([i - 0.25, i + 0.25], [statistics.median(vals)] * 2, color="black")
+        ax.set_yscale("log")
+        ax.set_xticks(range(len(names)))
+        ax.set_xticklabels([n.split("_", 1)[0] for n in names])
+        ax.set_ylabel(lab)
+        ax.grid(True, which="both", axis="y", alpha=0.3)
+    axes[0].set_title("each seed (dots), median (bar)")
+    axes[1].set_title("solved seeds only")
+    fig.tight_layout()
+    return ctx.savefig(fig, "algorithms")

@@ -1,0 +1,171 @@
+"""The algorithm ladder (algorithms/ALGORITHM.md): n-step rows, the recipes, the command."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from core import algorithm as alg
+from core.errors import StudyError
+from tests.conftest import ROOT
+from training.config import TrainConfig
+from training.nstep import NStepReturns, nstep_reference
+
+
+def _rounds(seed, T=8, N=5, k=4, p_term=0.1, p_trunc=0.05):
+    rng = np.random.default_rng(seed)
+    return [{"obs": rng.normal(size=(T, N, 4)).astype(np.float32),
+             "next_obs": rng.normal(size=(T, N, 4)).astype(np.float32),
+             "action": rng.integers(0, 2, (T, N)).astype(np.int32),
+             "reward": rng.normal(size=(T, N)).astype(np.float32),
+             "terminated": rng.random((T, N)) < p_term,
+             "truncated": rng.random((T, N)) < p_trunc} for _ in range(k)]
+
+
+def _stored(ns, rounds):
+    out = []
+    for b in rounds:
+        o = ns(b)
+        m = o["obs"].shape[0] * o["obs"].shape[1]
+        f = {k: v.reshape((m,) + v.shape[2:]) for k, v in o.items()}
+        out += [(f["obs"][j], int(f["action"][j]), float(f["reward"][j]), f["next_obs"][j],
+                 bool(f["terminated"][j])) for j in range(m)]
+    return out
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 8])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_nstep_rows_match_the_one_step_at_a_time_reference(n, seed):
+    rounds = _rounds(seed)
+    got, ref = _stored(NStepReturns(n, 0.9), rounds), nstep_reference(rounds, n, 0.9)
+    assert len(got) == len(ref)
+    for a, b in zip(got, ref):
+        assert np.array_equal(a[0], b[0]) and a[1] == b[1]
+        assert np.array_equal(a[3], b[3]) and a[4] == b[4]
+        assert a[2] == pytest.approx(float(b[2]), rel=1e-6, abs=1e-6)
+
+
+def test_nstep_keeps_every_window_but_the_truncated_short_ones():
+    rounds = _rounds(3, p_term=0.0, p_trunc=0.0)
+    ns = NStepReturns(3, 0.99)
+    rows = _stored(ns, rounds)
+    T, N = rounds[0]["reward"].shape
+    assert len(rows) == (len(rounds) * T - 2) * N and ns.dropped == 0    # only the open tail waits
+    g = 0.99
+    r0 = rounds[0]["reward"]
+    assert rows[0][2] == pytest.approx(r0[0, 0] + g * r0[1, 0] + g * g * r0[2, 0], rel=1e-6)
+    trunc = _rounds(3, p_term=0.0, p_trunc=0.3)
+    ns = NStepReturns(3, 0.99)
+    _stored(ns, trunc)
+    assert ns.dropped > 0
+
+
+def test_the_learner_discounts_by_gamma_to_the_n():
+    c = TrainConfig(version="v1_python", n_step=3)
+    assert c.learner_config().gamma == pytest.approx(0.99 ** 3)
+    assert TrainConfig(version="v1_python").learner_config().gamma == 0.99
+
+
+def test_a_short_nstep_run_stores_multi_step_returns():
+    from core.replay import Replay
+    from training.loop import train
+    import training.loop as loop
+    seen = {}
+    real = Replay.add
+
+    def spy(self, batch):
+        seen.setdefault("max", 0.0)
+        seen["max"] = max(seen["max"], float(np.max(batch["reward"])))
+        return real(self, batch)
+
+    Replay.add = spy
+    try:
+        res = train(TrainConfig(version="v1b_numpy", n_step=3, max_rounds=3, seed=5))
+    finally:
+        Replay.add = real
+    assert res.rounds == 3
+    assert seen["max"] == pytest.approx(1 + 0.99 + 0.99 ** 2, rel=1e-6)   # CartPole: +1 a step
+    del loop
+
+
+def test_every_recipe_is_discovered_and_builds_on_its_base():
+    items = alg.algorithms()
+    assert [a.name for a in items if a.error] == []
+    names = [a.name for a in items]
+    assert names[:5] == ["a1_dqn_defaults", "a2_dqn_selected", "a3_nstep", "a4_narrow_net", "a5_searched"]
+    assert alg.settings("a1_dqn_defaults") == {}
+    assert alg.settings("a4_narrow_net") == {"n_step": 3, "hidden": 64}
+    for a in items:
+        TrainConfig(**alg.settings(a.name), version="x").check()
+        assert (a.path / "NOTES.md").exists()
+
+
+def test_a2_carries_the_committed_selection():
+    """a2's learning rate is the one `make e2e`'s selection chose in the run it names."""
+    a2 = alg.get("a2_dqn_selected")
+    run = a2.references[0].split("run ")[1].split(" ")[0]
+    found = []
+    for path in (ROOT / "results").glob("*/trials.jsonl"):
+        for line in path.read_text().splitlines():
+            r = json.loads(line)
+            if r.get("run_id") == run and r.get("selected"):
+                found.append(r["params"])
+    assert found, f"no selected trial of run {run} in results/"
+    assert all(p["lr"] == a2.changes["lr"] for p in found)
+    assert found[0]["updates_per_round"] == TrainConfig.updates_per_round
+    assert found[0]["batch_size"] == TrainConfig.batch_size
+
+
+def test_an_option_the_rung_does_not_take_is_refused():
+    a = replace(alg.get("a3_nstep"), takes=("lr",))
+    assert alg.parse_overrides(["lr=0.001"], a) == {"lr": 0.001}
+    with pytest.raises(StudyError, match="does not take buffer_size"):
+        alg.parse_overrides(["buffer_size=10"], a)
+    with pytest.raises(StudyError, match="finite"):
+        alg.parse_overrides(["lr=inf"], a)
+
+
+def test_a_broken_recipe_is_listed_with_its_reason(tmp_path, monkeypatch):
+    pkg = tmp_path / "algos_broken"
+    (pkg / "a1_bad").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a1_bad" / "recipe.py").write_text(
+        "from core.algorithm import Algorithm\n"
+        "ALGORITHM = Algorithm(number='1', title='t', summary='s', changes={'nope': 1})\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (got,) = alg.algorithms(pkg)
+    assert got.error and "nope" in got.error
+    with pytest.raises(StudyError, match="broken"):
+        alg.get("a1_bad", [got])
+
+
+def test_the_command_verifies_the_learner_and_trains_a_recipe():
+    """End to end on a lowered bar: the native learner is checked at the recipe's update
+    (64 units, gamma^3) before its run, and the run solves."""
+    p = subprocess.run([sys.executable, "-m", "harness", "algorithms", "--algorithm", "a4_narrow_net",
+                        "--version", "v1b_numpy", "--learner", "l3_native_update", "--seeds", "1",
+                        "--no-record", "--set", "threshold=40", "--set", "window=10",
+                        "--set", "eval_episodes=3"], cwd=ROOT, capture_output=True, text=True,
+                       timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "a4_narrow_net seed 100: solved=True" in p.stdout
+
+
+def test_a5_carries_the_committed_search():
+    """a5's changes are the settings its named search run selected."""
+    a5 = alg.get("a5_searched")
+    run = a5.references[0].split("run ")[1].split(" ")[0]
+    found = []
+    for path in (ROOT / "results").glob("*/algorithm_trials.jsonl"):
+        for line in path.read_text().splitlines():
+            r = json.loads(line)
+            if r.get("run_id") == run and r.get("selected"):
+                found.append(r["params"])
+    assert found, f"no selected trial of run {run} in results/"
+    want = {**alg.settings(a5.base), **found[0]}
+    got = alg.settings("a5_searched")
+    assert {k: got.get(k, getattr(TrainConfig, k)) for k in want} == want
