@@ -168,8 +168,10 @@ def algorithm_block(ctx, name: str) -> Optional[str]:
     lines = [f"- `{r['version']}` x `{r['learner']}` ({r['threads']} thread(s)), learner check: "
              f"{r['learner_check']['status']}; solved {s['solved']}/{s['n']} seeds"]
     if s.get("time"):
+        from report.sections.algorithms import slowest
         q = s["time"]
-        lines.append(f"- time to solved: {fmt_s(q[1])} [IQR {fmt_s(q[0])}-{fmt_s(q[2])}]")
+        lines.append(f"- time to solved: {fmt_s(q[1])} [IQR {fmt_s(q[0])}-{fmt_s(q[2])}]; "
+                     f"slowest seed {slowest(s)}")
     for k, what in (("updates", "updates"), ("flops", "FLOPs")):
         if s.get(k):
             q = s[k]

@@ -23,7 +23,7 @@ from peers.train.common import Judge, Settings
 from tests.conftest import ROOT
 
 QUICK = dict(threshold=5.0, window=5, eval_gap=0.0, eval_episodes=2)
-TORCH_JAX_PEERS = ["sb3_dqn", "sbx_dqn", "cleanrl_dqn"]
+TORCH_JAX_PEERS = ["sb3_dqn", "sbx_dqn", "cleanrl_dqn", "cleanrl_pqn"]
 ROW_FIELDS = ("entry", "peer", "seed", "status", "solved", "wall_s", "budget_s", "env_steps",
               "gradient_updates", "last100_mean", "eval_mean", "startup_s", "eval_s", "threads",
               "hyperparameters", "hyperparameters_source", "library", "versions", "how")
@@ -175,7 +175,7 @@ def test_judge_keeps_evaluation_time_out_of_training_time():
 
 
 def test_registry_names():
-    assert set(NAMES) == {"sb3_dqn", "sbx_dqn", "cleanrl_dqn", "pufferlib_ppo"}
+    assert set(NAMES) == {"sb3_dqn", "sbx_dqn", "cleanrl_dqn", "cleanrl_pqn", "pufferlib_ppo"}
 
 
 def test_child_environment_leaves_threads_to_the_libraries_unless_pinned(monkeypatch):

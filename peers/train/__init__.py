@@ -9,6 +9,7 @@ run stops as soon as both hold, or when the training budget (300 s) is spent.
     sb3_dqn        Stable-Baselines3 DQN, rl-zoo3's CartPole-v1 hyperparameters
     sbx_dqn        SBX (SB3 in JAX) DQN, the same zoo hyperparameters
     cleanrl_dqn    CleanRL's dqn.py recipe (a transcription: see cleanrl_peer.py for why)
+    cleanrl_pqn    CleanRL's pqn.py recipe (PQN: no replay, no target network; a transcription)
     pufferlib_ppo  PufferLib 3's trainer on its own C CartPole (puffer_peer.py)
 
 Every (peer, seed) runs in its own subprocess (child.py), started and timed by
@@ -24,6 +25,7 @@ REGISTRY: Dict[str, Tuple[str, str, str]] = {
     "sb3_dqn": ("peers.train.sb3_peers", "run_sb3", "Stable-Baselines3 DQN (rl-zoo3 settings)"),
     "sbx_dqn": ("peers.train.sb3_peers", "run_sbx", "SBX DQN, JAX (rl-zoo3 settings)"),
     "cleanrl_dqn": ("peers.train.cleanrl_peer", "run_cleanrl", "CleanRL dqn.py (transcription)"),
+    "cleanrl_pqn": ("peers.train.cleanrl_pqn_peer", "run_cleanrl_pqn", "CleanRL pqn.py (transcription)"),
     "pufferlib_ppo": ("peers.train.puffer_peer", "run_puffer", "PufferLib 3 PPO, Ocean CartPole"),
 }
 NAMES = tuple(REGISTRY)
