@@ -1,1 +1,1 @@
-"""The algorithm ladder: one folder per training recipe (ALGORITHM.md; core/algorithm.py)."""
+"""The algorithm ladder: one folder per training recipe (ALGORITHM.md; training/algorithm.py)."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import replace
 
-from core import algorithm as alg
+from training import algorithm as alg
 from core import discover, results
 from core.errors import StudyError
 
@@ -24,7 +24,7 @@ from .cli_util import bounded_float, check_threads, positive_int, seed_int
 
 BENCH_STAGE = (47, "The algorithm ladder: each recipe verified, then trained to solved on unseen seeds")
 SEEDS, SEARCH_SEEDS = (100, 101, 102, 103, 104), (0, 1)
-BUDGET_S, QUICK_BUDGET_S, SEARCH_BUDGET_S = 120.0, 30.0, 20.0
+BUDGET_S, QUICK_BUDGET_S, SEARCH_BUDGET_S = 300.0, 30.0, 20.0      # 300: as `make e2e`
 MAX_ROUNDS = 10 ** 6                  # the budget alone ends a run, as in `make e2e`
 SEARCH_BASE, SEARCH_TRIALS = "a4_narrow_net", 40
 # what the search may change: the ideas of the rungs below it and the sizes of a round
@@ -64,13 +64,12 @@ def plan(args):
     """Everything refused before a run starts: the rungs, the overrides, the seeds."""
     items = alg.algorithms()
     names = args.algorithm or [a.name for a in items if not a.error]
-    from training.config import TrainConfig
     todo = []
     for n in names:
         a = alg.get(n, items)
         over = alg.parse_overrides(args.set, a)
         settings = {**alg.settings(a.name, items), **over}
-        TrainConfig(**settings, version=a.name).check()      # the ranges, before anything runs
+        alg.config_class(a.loop)(**settings, version=a.name).check()   # the ranges, before any run
         todo.append((a, settings, over))
     if args.search and (args.algorithm or args.set):
         raise StudyError("--search starts from its own base and space; it takes no --algorithm or --set")
@@ -102,7 +101,7 @@ def cmd_algorithms(args):
     todo, seeds = plan(args)
     if args.list:
         for a, s, _ in todo:
-            print(f"{a.name}: {a.title} (base {a.base or 'TrainConfig defaults'}) {s}")
+            print(f"{a.name}: {a.title} (base {a.base or alg.config_class(a.loop).__name__ + ' defaults'}) {s}")
         return 0
     if args.threads:
         check_threads(args.threads)
@@ -120,6 +119,32 @@ def base_config(settings: dict, version, learner, threads, workers, budget):
     cfg = TrainConfig(**{**settings, "version": version, "learner": learner, "threads": threads,
                          "workers": workers, "budget_s": budget, "max_rounds": MAX_ROUNDS})
     return cfg.check()
+
+
+def run_pqn(a, settings, over, version, budget, seeds, args, quick, note) -> int:
+    """A PQN rung: its reference loop (training/pqn.py) on the same generating rung; its
+    update is its own, so there is no learner to verify (the reference is the judge)."""
+    from training.pqn import PQNConfig, train_pqn
+    cfg = PQNConfig(**{**settings, "version": version, "budget_s": budget}).check()
+    paths = a.source_paths()
+    common = {"algorithm": a.name, "number": a.number, "title": a.title, "base": a.base,
+              "loop": a.loop, "settings": {k: getattr(cfg, k) for k in settings}, "overrides": over,
+              "version": version, "learner": "reference (training/pqn.py, PyTorch eager)",
+              "threads": cfg.threads, "workers": 1, "budget_s": budget,
+              "learner_check": {"status": "reference", "detail": "its own reference update"},
+              "sources": list(paths), "source_hash": results.source_hash(paths)}
+    failed = 0
+    for s in seeds:
+        res = train_pqn(replace(cfg, seed=s), progress=lambda t: note(f"{a.name} seed {s}: {t}"))
+        row = {**common, "seed": s, "eval_mean": statistics.mean(res.eval_returns) if res.eval_returns else None,
+               **{k: v for k, v in res.row().items() if k not in ("returns", "config")},
+               "returns_tail": res.returns[-100:]}
+        if not args.no_record:
+            results.append("algorithm", row, quick=quick)
+        failed += not res.solved and not quick
+        print(f"{a.name} seed {s}: solved={res.solved} wall={res.wall_s:.2f}s updates={res.updates} "
+              f"transitions={res.transitions} flops={res.flops:.3g}", flush=True)
+    return failed
 
 
 def verify_update(cfg, note) -> dict:
@@ -145,6 +170,9 @@ def run(todo, seeds, args, note, quick=None) -> int:
     version, learner, threads, workers = pair(args, quick, note)
     failed = 0
     for a, settings, over in todo:
+        if a.loop == "pqn":
+            failed += run_pqn(a, settings, over, version, budget, seeds, args, quick, note)
+            continue
         cfg = base_config(settings, version, learner, threads, workers, budget)
         note(f"{a.name}: verifying {learner} at its update")
         check = verify_update(cfg, note)

@@ -146,7 +146,7 @@ def parts() -> List[tuple]:
     for lr in sorted(discover.learners(), key=lambda x: number_key(x.number, x.name)):
         if lr.path is not None:
             out.append((lr.path / "NOTES.md", learner_block, lr.name, None))
-    from core.algorithm import algorithms
+    from training.algorithm import algorithms
     for a in algorithms():
         if a.path is not None:
             out.append((a.path / "NOTES.md", algorithm_block, a.name, None))

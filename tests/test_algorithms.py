@@ -9,7 +9,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from core import algorithm as alg
+from training import algorithm as alg
 from core.errors import StudyError
 from tests.conftest import ROOT
 from training.config import TrainConfig
@@ -96,11 +96,12 @@ def test_every_recipe_is_discovered_and_builds_on_its_base():
     items = alg.algorithms()
     assert [a.name for a in items if a.error] == []
     names = [a.name for a in items]
-    assert names[:5] == ["a1_dqn_defaults", "a2_dqn_selected", "a3_nstep", "a4_narrow_net", "a5_searched"]
+    assert names[:6] == ["a1_dqn_defaults", "a2_dqn_selected", "a3_nstep", "a4_narrow_net",
+                         "a5_searched", "a6_pqn"]
     assert alg.settings("a1_dqn_defaults") == {}
     assert alg.settings("a4_narrow_net") == {"n_step": 3, "hidden": 64}
     for a in items:
-        TrainConfig(**alg.settings(a.name), version="x").check()
+        alg.config_class(a.loop)(**alg.settings(a.name), version="x").check()
         assert (a.path / "NOTES.md").exists()
 
 
@@ -134,7 +135,7 @@ def test_a_broken_recipe_is_listed_with_its_reason(tmp_path, monkeypatch):
     (pkg / "a1_bad").mkdir(parents=True)
     (pkg / "__init__.py").write_text("")
     (pkg / "a1_bad" / "recipe.py").write_text(
-        "from core.algorithm import Algorithm\n"
+        "from training.algorithm import Algorithm\n"
         "ALGORITHM = Algorithm(number='1', title='t', summary='s', changes={'nope': 1})\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     (got,) = alg.algorithms(pkg)
@@ -169,3 +170,58 @@ def test_a5_carries_the_committed_search():
     want = {**alg.settings(a5.base), **found[0]}
     got = alg.settings("a5_searched")
     assert {k: got.get(k, getattr(TrainConfig, k)) for k in want} == want
+
+
+def _forward_view(r, term, done, q_next, gamma, lam):
+    """Peng's Q(lambda) return in its forward view: the lambda-weighted mix of k-step returns
+    G(k) = r_t + ... + g^(k-1) r_{t+k-1} + g^k max Q(s'_{t+k-1}) (no bootstrap past a
+    termination), k up to the episode's end or the round's, the last one taking the rest."""
+    T, N = r.shape
+    G = np.zeros((T, N))
+    for i in range(N):
+        for t in range(T):
+            K = 1
+            while t + K - 1 < T - 1 and not done[t + K - 1, i]:
+                K += 1
+            parts = []
+            for k in range(1, K + 1):
+                ret = sum(gamma ** j * r[t + j, i] for j in range(k))
+                end = t + k - 1
+                ret += 0.0 if term[end, i] else gamma ** k * q_next[end, i]
+                parts.append(ret)
+            w = [(1 - lam) * lam ** (k - 1) for k in range(1, K)] + [lam ** (K - 1)]
+            G[t, i] = sum(a * b for a, b in zip(w, parts))
+    return G
+
+
+@pytest.mark.parametrize("lam", [0.0, 0.65, 1.0])
+def test_pqn_lambda_targets_match_the_forward_view(lam):
+    from training.pqn import lambda_targets
+    rng = np.random.default_rng(4)
+    T, N = 9, 6
+    r = rng.normal(size=(T, N))
+    term = rng.random((T, N)) < 0.15
+    done = term | (rng.random((T, N)) < 0.1)
+    q = rng.normal(size=(T, N))
+    np.testing.assert_allclose(lambda_targets(r, term, done, q, 0.9, lam),
+                               _forward_view(r, term, done, q, 0.9, lam), rtol=1e-10, atol=1e-10)
+
+
+def test_pqn_refuses_what_it_does_not_take():
+    a6 = alg.get("a6_pqn")
+    with pytest.raises(StudyError, match="a6_pqn does not take buffer_size"):
+        alg.parse_overrides(["buffer_size=10"], a6)
+    from training.pqn import PQNConfig
+    with pytest.raises(StudyError, match="--q-lambda"):
+        PQNConfig(version="x", q_lambda=1.5).check()
+    with pytest.raises(StudyError, match="--minibatches"):
+        PQNConfig(version="x", envs=2, steps=2, minibatches=8).check()
+
+
+def test_a_pqn_run_learns_on_a_lowered_bar():
+    from training.pqn import PQNConfig, train_pqn
+    res = train_pqn(PQNConfig(version="v1b_numpy", seed=3, threshold=60, window=10,
+                              eval_episodes=3, max_rounds=200, eps_decay_rounds=10))
+    assert res.solved and res.updates == res.rounds * 16
+    assert res.flops == res.updates * res.flops_per_update + res.transitions * 2 * (
+        4 * 128 + 128 * 128 + 2 * 128)

@@ -1,4 +1,4 @@
-from core.algorithm import Algorithm
+from training.algorithm import Algorithm
 
 ALGORITHM = Algorithm(
     number="1", title="DQN, the study's defaults",

@@ -1,4 +1,4 @@
-from core.algorithm import Algorithm
+from training.algorithm import Algorithm
 
 ALGORITHM = Algorithm(
     number="2", title="DQN, Optuna's settings",

@@ -1,4 +1,4 @@
-from core.algorithm import Algorithm
+from training.algorithm import Algorithm
 
 ALGORITHM = Algorithm(
     number="4", title="n-step, a 64-unit network",

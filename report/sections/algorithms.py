@@ -70,7 +70,7 @@ def render(ctx):
             f"at a time, generation and learning alternating; start-up and the greedy evaluation "
             f"apart. FLOPs are the updates' (LEARNER.md's shapes: forwards, backward; "
             f"`NetSpec.update_flops`) times the updates to solved; *vs a1* is the ratio of "
-            f"medians. † marks a row whose code changed since it was measured.", ""]
+            f"medians. † marks a row whose code changed since it was measured." + pqn_note(g), ""]
     base = stats(g.get("a1_dqn_defaults", []))
     body = []
     for name, rows in g.items():
@@ -91,8 +91,22 @@ def render(ctx):
                       "Learner check", "Solved", "Updates to solved", "Transitions",
                       "FLOPs to solved", "FLOPs vs a1", "Time to solved", "Slowest seed", "vs a1"], body), ""]
     out += [f"![Time and FLOPs to solved per recipe]({figure(ctx, g)})", ""]
-    out += search_lines(ctx) + targets(ctx, g, base) + three_terms(ctx, g, base) + bf16_line(ctx)
+    out += (search_lines(ctx) + peer_pqn(ctx, base) + targets(ctx, g, base)
+            + three_terms(ctx, g, base) + bf16_line(ctx))
     return "\n".join(out) + "\n"
+
+
+def pqn_note(g) -> str:
+    rows = [rs[0] for rs in g.values() if rs[0].get("loop") == "pqn"]
+    if not rows:
+        return ""
+    names = ", ".join(f"`{r['algorithm']}`" for r in rows)
+    return (f" {names} runs another loop, PQN's, whose update is not LEARNER.md's: its own "
+            f"reference implementation (training/pqn.py, PyTorch eager, {rows[0]['threads']} "
+            f"thread(s)) steps the same rung's environments through its Gymnasium vector env; "
+            f"no fast implementation exists yet, so its time is the reference's. Its FLOPs count "
+            f"its minibatch updates and the targets' forward over each round (DQN's count its "
+            f"updates, whose target forwards are inside them); neither counts the actor's forward.")
 
 
 def slowest(s) -> str:
@@ -119,6 +133,40 @@ def best(g) -> Optional[tuple]:
     cands = [(n, stats(rows)) for n, rows in g.items()]
     cands = [(n, s) for n, s in cands if s["n"] and s["solved"] == s["n"]]
     return min(cands, key=lambda c: c[1]["time"][1]) if cands else None
+
+
+PEER_PQN = "cleanrl_pqn"
+PEER_PQN_LAYERS = ((4, 120), (120, 84), (84, 2))      # CleanRL pqn.py's QNetwork
+
+
+def peer_pqn(ctx, base) -> List[str]:
+    """CleanRL's pqn.py through its own recipe (a peer of `make e2e`), counted like a6."""
+    rows = [r for r in ctx.rows("e2e") if r.get("entry") == PEER_PQN and r.get("seed") is not None
+            and not r.get("skipped")]
+    if not rows:
+        return []
+    rid = rows[-1]["run_id"]
+    rows = [r for r in rows if r["run_id"] == rid]
+    solved = [r for r in rows if r.get("solved")]
+    mac = sum(a * b for a, b in PEER_PQN_LAYERS)
+    per_row = 2 * (2 * mac + PEER_PQN_LAYERS[1][0] * PEER_PQN_LAYERS[1][1]
+                   + PEER_PQN_LAYERS[2][0] * PEER_PQN_LAYERS[2][1])
+    mb = (rows[0].get("hyperparameters") or {}).get("num_envs", 4) * \
+        (rows[0].get("hyperparameters") or {}).get("num_steps", 128) // \
+        (rows[0].get("hyperparameters") or {}).get("num_minibatches", 4)
+    text = (f"**PQN as practitioners run it:** CleanRL's pqn.py (a training peer of `make e2e`, "
+            f"run {rid}, its own settings: 4 environments x 128 steps, 4 epochs of 4 minibatches, "
+            f"PyTorch) solved {len(solved)}/{len(rows)} seeds")
+    if solved:
+        q = inf_quartiles([r["wall_s"] if r.get("solved") else math.inf for r in rows])
+        fl = [r["gradient_updates"] * mb * per_row + r["env_steps"] * 2 * mac for r in solved]
+        text += (f" in a median {fmt_s(q[1])} [IQR {fmt_s(q[0])}-{fmt_s(q[2])}], after "
+                 f"{fmt_si(statistics.median(r['env_steps'] for r in solved))} environment steps and "
+                 f"{fmt_si(statistics.median(r['gradient_updates'] for r in solved))} updates of "
+                 f"{mb} rows: {fmt_si(statistics.median(fl))}FLOPs counted as a6's are")
+        if base.get("flops"):
+            text += f", {base['flops'][1] / statistics.median(fl):.1f}x fewer than a1's"
+    return [text + ".", ""]
 
 
 def search_lines(ctx) -> List[str]:

@@ -1,5 +1,7 @@
 """The algorithm ladder's contract (algorithms/ALGORITHM.md): a rung is a training recipe.
 
+(It lives with the training loops, not in core/, because a recipe is a set of their configs.)
+
 A folder `algorithms/aK[letter]_name/` whose `recipe.py` defines
 
     ALGORITHM = Algorithm(number="3", title="n-step returns", summary="...",
@@ -18,12 +20,14 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Tuple
 
-from .errors import StudyError
-from .rung import ROOT, Part
+from core.errors import StudyError
+from core.rung import ROOT, Part
 
 NAME_RE = re.compile(r"^a(\d+)([a-z]?)_[a-z0-9_]+$")
 ALGORITHMS_DIR = ROOT / "algorithms"
-COMMON_SOURCES = ("training/loop.py", "training/nstep.py", "training/config.py", "core/algorithm.py")
+COMMON_SOURCES = ("training/loop.py", "training/nstep.py", "training/config.py",
+                  "training/algorithm.py")
+LOOPS = ("dqn", "pqn")
 
 
 def _available() -> Optional[str]:
@@ -45,7 +49,10 @@ class Algorithm(Part):
     references: Tuple[str, ...] = ()
     """Where the idea comes from (papers, the run that chose a setting)."""
     takes: Tuple[str, ...] = ()
-    """The TrainConfig fields a user may override with `--set` (empty: every field)."""
+    """The config fields a user may override with `--set` (empty: every field)."""
+    loop: str = "dqn"
+    """Its training loop: "dqn" (training/loop.py, TrainConfig, LEARNER.md's update, any
+    learner) or "pqn" (training/pqn.py, PQNConfig, its own reference update)."""
     available: Callable[[], Optional[str]] = _available
     sources: Tuple[str, ...] = ()
     name: str = ""
@@ -60,21 +67,32 @@ class Algorithm(Part):
         why = self.check_common(self.available)
         if why:
             return why
-        known = config_fields()
+        if self.loop not in LOOPS:
+            return f"ALGORITHM.loop must be one of {', '.join(LOOPS)}, got {self.loop!r}"
+        known = config_fields(self.loop)
+        cls = config_class(self.loop).__name__
         bad = [k for k in self.changes if k not in known]
         if bad:
-            return f"ALGORITHM.changes names {', '.join(bad)}, not fields of TrainConfig"
+            return f"ALGORITHM.changes names {', '.join(bad)}, not fields of {cls}"
         bad = [k for k in self.takes if k not in known]
         if bad:
-            return f"ALGORITHM.takes names {', '.join(bad)}, not fields of TrainConfig"
+            return f"ALGORITHM.takes names {', '.join(bad)}, not fields of {cls}"
         if self.base and not NAME_RE.match(self.base):
             return f"ALGORITHM.base '{self.base}' is not an algorithm folder's name"
         return None
 
 
-def config_fields() -> Dict[str, object]:
+def config_class(loop: str = "dqn"):
+    """The config dataclass of a training loop."""
+    if loop == "pqn":
+        from training.pqn import PQNConfig
+        return PQNConfig
     from training.config import TrainConfig
-    return {f.name: f for f in fields(TrainConfig)}
+    return TrainConfig
+
+
+def config_fields(loop: str = "dqn") -> Dict[str, object]:
+    return {f.name: f for f in fields(config_class(loop))}
 
 
 def broken(name: str, path: Path, error: str) -> Algorithm:
@@ -85,7 +103,7 @@ def broken(name: str, path: Path, error: str) -> Algorithm:
 
 def algorithms(directory: Path = ALGORITHMS_DIR) -> List[Algorithm]:
     """Every folder of algorithms/, broken ones with their reason."""
-    from .discover import _find
+    from core.discover import _find
     return _find(directory, directory.name, "recipe", "ALGORITHM", Algorithm, NAME_RE, broken)
 
 
@@ -100,7 +118,8 @@ def get(name: str, items: Optional[List[Algorithm]] = None) -> Algorithm:
 
 
 def settings(name: str, items: Optional[List[Algorithm]] = None) -> Dict[str, object]:
-    """The rung's TrainConfig settings: its base chain's changes, then its own."""
+    """The rung's config settings: its base chain's changes, then its own (a base must
+    run the same loop)."""
     items = algorithms() if items is None else items
     chain, seen = [], set()
     while name:
@@ -108,6 +127,8 @@ def settings(name: str, items: Optional[List[Algorithm]] = None) -> Dict[str, ob
             raise StudyError(f"algorithm {name}: its bases form a cycle")
         seen.add(name)
         a = get(name, items)
+        if chain and a.loop != chain[0].loop:
+            raise StudyError(f"algorithm {chain[-1].name}: its base {name} runs another loop")
         chain.append(a)
         name = a.base
     out: Dict[str, object] = {}
@@ -119,7 +140,7 @@ def settings(name: str, items: Optional[List[Algorithm]] = None) -> Dict[str, ob
 def parse_overrides(pairs: List[str], algo: Algorithm) -> Dict[str, object]:
     """`--set KEY=VALUE` pairs, typed by TrainConfig's fields; refuses an unknown key, a
     key the algorithm does not take, or a value that is not a finite number of the type."""
-    known = config_fields()
+    known = config_fields(algo.loop)
     out: Dict[str, object] = {}
     for p in pairs or ():
         key, eq, text = p.partition("=")
@@ -127,6 +148,9 @@ def parse_overrides(pairs: List[str], algo: Algorithm) -> Dict[str, object]:
         if not eq or not key:
             raise StudyError(f"--set {p!r}: expected KEY=VALUE, e.g. n_step=3")
         if key not in known:
+            if algo.loop != "dqn" and key in config_fields("dqn"):
+                raise StudyError(f"--set: {algo.name} does not take {key} (a {algo.loop.upper()} "
+                                 f"run has no such setting; it takes {', '.join(known)})")
             raise StudyError(f"--set: {key!r} is not a training setting (see `harness train --help`)")
         if key in ("version", "learner", "seed", "budget_s", "max_rounds"):
             raise StudyError(f"--set: {key} is chosen by the command (see its own options)")

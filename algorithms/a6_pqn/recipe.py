@@ -1,0 +1,13 @@
+from training.algorithm import Algorithm
+
+ALGORITHM = Algorithm(
+    number="6", title="PQN (reference, PyTorch eager)",
+    summary=("PQN: no replay and no target network, LayerNorm, Q(lambda) targets over each "
+             "round of 32 environments x 32 steps, 4 epochs of 4 minibatches, then the round is "
+             "dropped (training/pqn.py, its own reference update)"),
+    loop="pqn",
+    changes={},
+    references=("Gallici et al. 2024, Simplifying Deep Temporal Difference Learning (PQN); "
+                "CleanRL's pqn.py and purejaxql (its CartPole settings: lambda 0.65, RAdam, "
+                "clipping at 10, 120/84 LayerNorm'd units)",),
+    sources=("training/pqn.py",))
