@@ -22,6 +22,9 @@ class Outcome:
     check: str
     case: str
     detail: str = ""
+    value: Optional[float] = None
+    """The measured quantity the check compares with its tolerance (larger is worse), where
+    it has one: what picks the worst case of a check across seeds."""
 
 
 @dataclass(frozen=True)

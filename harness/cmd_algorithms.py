@@ -176,11 +176,13 @@ def run(todo, seeds, args, note, quick=None) -> int:
         cfg = base_config(settings, version, learner, threads, workers, budget)
         note(f"{a.name}: verifying {learner} at its update")
         check = verify_update(cfg, note)
-        paths = tuple(dict.fromkeys(a.source_paths() + discover.get_learner(learner).source_paths()))
+        lr_decl = discover.get_learner(learner)
+        paths = tuple(dict.fromkeys(a.source_paths() + lr_decl.source_paths()))
         common = {"algorithm": a.name, "number": a.number, "title": a.title, "base": a.base,
                   "settings": {k: getattr(cfg, k) for k in settings}, "overrides": over,
                   "version": version, "learner": learner, "threads": threads, "workers": workers,
                   "budget_s": budget, "learner_check": check, "sources": list(paths),
+                  "learner_build": lr_decl.build_info() if lr_decl.build_info else None,
                   "source_hash": results.source_hash(paths)}
         if check["status"] == "failed":
             failed += 1

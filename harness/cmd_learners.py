@@ -94,7 +94,7 @@ def run_stage(quick: bool, progress, names: Optional[List[str]] = None, solve: b
     from training.config import TrainConfig
     from training.cost import TIMING_ROWS, measure_learner
     from training.loop import run_parallel
-    from .learner_verify import LearnerVerifier
+    from .learner_verify import LearnerVerifier, worst_by_check
     note = progress.note
     items = [x for x in discover.learners() if (names is None or x.name in names)
              and workload in x.workloads]
@@ -145,7 +145,7 @@ def run_stage(quick: bool, progress, names: Optional[List[str]] = None, solve: b
             note(f"{lr.name}: FAILED verification, not timed: {detail}")
             continue
         results.append("learner_verification", {**row, "status": "passed", "checks": len(outcomes),
-                                                "worst": {o.check: o.detail for o in outcomes}},
+                                                "worst": worst_by_check(outcomes)},
                        quick=quick)
         ok.append(lr)
 

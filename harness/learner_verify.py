@@ -72,23 +72,34 @@ class LearnerVerifier:
                 continue
             d1 = max_diff(got["at"][1], ref["at"][1])
             out.append(Outcome(d1 <= TOL_FIRST, "weights after 1 update", case,
-                               f"max |difference| {d1:.3g} (tolerance {TOL_FIRST:g})"))
+                               f"max |difference| {d1:.3g} (tolerance {TOL_FIRST:g})", d1))
             dk = max_diff(got["weights"], ref["weights"])
             out.append(Outcome(dk <= TOL_K, f"weights after {K} updates", case,
-                               f"max |difference| {dk:.3g} (tolerance {TOL_K:g})"))
+                               f"max |difference| {dk:.3g} (tolerance {TOL_K:g})", dk))
             rl = np.abs(got["losses"].astype(np.float64) - ref["losses"]) / np.maximum(np.abs(ref["losses"]), 1e-12)
             worst = int(np.argmax(rl))
             out.append(Outcome(bool(np.all(np.isfinite(got["losses"]))) and rl[worst] <= LOSS_RTOL,
                                f"losses of {K} updates", case,
                                f"worst relative difference {rl[worst]:.3g} at update {worst} "
-                               f"(tolerance {LOSS_RTOL:g})"))
+                               f"(tolerance {LOSS_RTOL:g})", float(rl[worst])))
             qr = _q(ref["weights"], probes)
             clear = np.abs(qr[:, 1] - qr[:, 0]) > TIE_GAP
             ga, gr = greedy_actions(got["weights"], probes), qr.argmax(1)
             wrong = int(np.sum((ga != gr) & clear))
             out.append(Outcome(wrong == 0, "greedy actions on probes", case,
-                               f"{wrong} of {int(clear.sum())} clear probes disagree"))
+                               f"{wrong} of {int(clear.sum())} clear probes disagree", float(wrong)))
         return out
+
+
+def worst_by_check(outcomes) -> dict:
+    """{check: "case: detail"} of the outcome with the largest value of each check across the
+    cases (seeds), the first one on a tie or where a check has no value."""
+    out, top = {}, {}
+    for o in outcomes:
+        v = o.value if o.value is not None else float("-inf")
+        if o.check not in top or v > top[o.check]:
+            top[o.check], out[o.check] = v, f"{o.case}: {o.detail}"
+    return out
 
 
 def _q(w, obs):

@@ -225,3 +225,33 @@ def test_a_pqn_run_learns_on_a_lowered_bar():
     assert res.solved and res.updates == res.rounds * 16
     assert res.flops == res.updates * res.flops_per_update + res.transitions * 2 * (
         4 * 128 + 128 * 128 + 2 * 128)
+
+
+def test_the_report_section_matches_its_rows(tmp_path):
+    """Every measured rung is in the table, and each FLOPs ratio is a1's median over its own,
+    recomputed here from the rows."""
+    import statistics
+    from report.context import Context
+    from report.sections.algorithms import render, runs
+    ctx = Context(report_dir=tmp_path)
+    g = runs(ctx)
+    if "a1_dqn_defaults" not in g:
+        pytest.skip("no algorithm rows on the report's machine")
+    text = render(ctx)
+
+    def med(name):
+        return statistics.median(r["flops"] for r in g[name] if r.get("solved"))
+    for name in g:
+        assert f"`{name}`" in text
+        if name != "a1_dqn_defaults" and any(r.get("solved") for r in g[name]):
+            assert f"{med('a1_dqn_defaults') / med(name):.1f}x fewer" in text
+
+
+def test_a_median_of_mostly_unsolved_seeds_is_not_a_time():
+    from report.sections.algorithms import stats
+    rows = [{"seed": i, "solved": i < 2, "wall_s": 1.0 + i, "budget_s": 300, "updates": 10,
+             "transitions": 10, "flops": 10.0} for i in range(5)]
+    s = stats(rows)
+    assert s["solved"] == 2 and s["time"][1] == float("inf")
+    rows[2]["solved"] = True
+    assert stats(rows)["time"][1] == 3.0

@@ -140,3 +140,16 @@ def test_learn_bad_input_is_one_line(argv, msg, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and msg in err[0], err
+
+
+def test_the_recorded_worst_case_is_the_worst_seed_not_the_last():
+    from core.workload import Outcome
+    from harness.learner_verify import worst_by_check
+    outs = [Outcome(True, "weights after 1 update", "seed 0", "max 3e-7", 3e-7),
+            Outcome(True, "weights after 1 update", "seed 7", "max 9e-7", 9e-7),
+            Outcome(True, "weights after 1 update", "seed 2", "max 1e-7", 1e-7),
+            Outcome(True, "greedy actions on probes", "seed 0", "0 of 10", 0.0),
+            Outcome(True, "greedy actions on probes", "seed 7", "0 of 12", 0.0)]
+    w = worst_by_check(outs)
+    assert w["weights after 1 update"] == "seed 7: max 9e-7"
+    assert w["greedy actions on probes"] == "seed 0: 0 of 10"       # a tie keeps the first

@@ -61,9 +61,11 @@ def render(ctx):
         return "\n".join(out + ["*Not measured on this machine yet:* `python -m harness algorithms` "
                                 "(a stage of `make bench`) trains each recipe of algorithms/."]) + "\n"
     first = next(iter(g.values()))[0]
+    isa = kernel_isa(ctx, first)
     out += [f"Each rung of algorithms/ is a training recipe (algorithms/ALGORITHM.md): the same "
             f"generator and learner, `{first['version']}` x `{first['learner']}` "
-            f"({first['threads']} thread(s)), this machine's fastest verified pair; before a "
+            f"({first['threads']} thread(s){', its kernels built for ' + isa if isa else ''}), "
+            f"this machine's fastest verified pair; before a "
             f"recipe is timed its learner is verified against the reference learner at the "
             f"recipe's update (its width, and gamma^n for n-step returns). Judged by one "
             f"criterion: {CRITERION}; seeds {_seeds(g)}, never used to choose a setting, one run "
@@ -75,7 +77,9 @@ def render(ctx):
     body = []
     for name, rows in g.items():
         s, r = stats(rows), rows[0]
-        ch = ", ".join(f"{k}={_v(v)}" for k, v in sorted((r.get("settings") or {}).items())) or "TrainConfig's defaults"
+        ch = (", ".join(f"{k}={_v(v)}" for k, v in sorted((r.get("settings") or {}).items()))
+              or ("PQNConfig's defaults (training/pqn.py)" if r.get("loop") == "pqn"
+                  else "TrainConfig's defaults"))
         who = f"`{name}`" + (" †" if any(stale(x) for x in rows) else "")
         if s["error"]:
             body.append((who, r["title"], ch, f"failed: {s['error']}", "-", "-", "-", "-", "-", "-", "-", "-"))
@@ -87,13 +91,22 @@ def render(ctx):
         body.append((who, r["title"], ch, r["learner_check"]["status"], f"{s['solved']}/{s['n']}",
                      _q(s.get("updates")), _q(s.get("transitions")), _q(s.get("flops")), fl,
                      _q(s.get("time"), lambda v: fmt_s(v)), slowest(s), tm))
-    out += [md_table(["Rung", "Recipe", "Settings (changed from TrainConfig's defaults)",
+    out += [md_table(["Rung", "Recipe", "Settings (changed from its loop's defaults)",
                       "Learner check", "Solved", "Updates to solved", "Transitions",
                       "FLOPs to solved", "FLOPs vs a1", "Time to solved", "Slowest seed", "vs a1"], body), ""]
     out += [f"![Time and FLOPs to solved per recipe]({figure(ctx, g)})", ""]
     out += (search_lines(ctx) + peer_pqn(ctx, base) + targets(ctx, g, base)
             + three_terms(ctx, g, base) + bf16_line(ctx))
     return "\n".join(out) + "\n"
+
+
+def kernel_isa(ctx, row) -> Optional[str]:
+    """The instruction set the learner's kernels used: the row's build, else the newest
+    timing row of that learner on this machine."""
+    b = row.get("learner_build") or next(
+        (r.get("build_info") for r in reversed(ctx.rows("learner"))
+         if r.get("learner") == row["learner"] and r.get("build_info")), None)
+    return (b or {}).get("kernel_isa")
 
 
 def pqn_note(g) -> str:
