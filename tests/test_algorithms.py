@@ -255,3 +255,12 @@ def test_a_median_of_mostly_unsolved_seeds_is_not_a_time():
     assert s["solved"] == 2 and s["time"][1] == float("inf")
     rows[2]["solved"] = True
     assert stats(rows)["time"][1] == 3.0
+
+
+def test_the_ladder_is_a_stage_of_make_bench():
+    from harness.bench import bench_stages
+    stages = {name: (order, title) for order, name, title, _ in bench_stages("cartpole")}
+    assert "algorithms" in stages
+    learners, e2e = stages["learners"][0], stages["e2e"][0]
+    assert learners < stages["algorithms"][0] < e2e       # after the rows it picks its pair from
+    assert "algorithms" not in {name for _, name, _, _ in bench_stages("chess")}

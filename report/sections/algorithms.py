@@ -95,9 +95,25 @@ def render(ctx):
                       "Learner check", "Solved", "Updates to solved", "Transitions",
                       "FLOPs to solved", "FLOPs vs a1", "Time to solved", "Slowest seed", "vs a1"], body), ""]
     out += [f"![Time and FLOPs to solved per recipe]({figure(ctx, g)})", ""]
-    out += (search_lines(ctx) + peer_pqn(ctx, base) + targets(ctx, g, base)
+    out += (search_lines(ctx) + pqn_bound(g) + peer_pqn(ctx, base) + targets(ctx, g, base)
             + three_terms(ctx, g, base) + bf16_line(ctx))
     return "\n".join(out) + "\n"
+
+
+def headline(ctx) -> str:
+    """The README's sentence: the fastest recipe against a1 on the same pair."""
+    g = runs(ctx)
+    b, base = best(g), stats(g.get("a1_dqn_defaults", []))
+    if not b or not base.get("time") or not base.get("flops") or b[0] == "a1_dqn_defaults":
+        return ""
+    name, s = b
+    r = g[name][0]
+    return (f"**Fewer updates** (the algorithm ladder, `algorithms/`): with the same pair, "
+            f"`{r['version']}` x `{r['learner']}` alternating, the recipe `{name}` "
+            f"({r['title']}) solves in a median {fmt_s(s['time'][1])} (IQR {fmt_s(s['time'][0])}-"
+            f"{fmt_s(s['time'][2])}, {s['solved']}/{s['n']} seeds; slowest {slowest(s)}) against "
+            f"DQN's defaults' {fmt_s(base['time'][1])}, with {base['flops'][1] / s['flops'][1]:.0f}x "
+            f"fewer FLOPs to solved.")
 
 
 def kernel_isa(ctx, row) -> Optional[str]:
@@ -146,6 +162,30 @@ def best(g) -> Optional[tuple]:
     cands = [(n, stats(rows)) for n, rows in g.items()]
     cands = [(n, s) for n, s in cands if s["n"] and s["solved"] == s["n"]]
     return min(cands, key=lambda c: c[1]["time"][1]) if cands else None
+
+
+def pqn_bound(g) -> List[str]:
+    """What a fast PQN could reach: its FLOPs to solved at the fastest DQN recipe's measured
+    FLOP rate (FLOPs over wall-clock, medians), an estimate, not a measurement."""
+    b = best({n: rs for n, rs in g.items() if rs[0].get("loop", "dqn") == "dqn"})
+    out = []
+    for name, rows in g.items():
+        if rows[0].get("loop") != "pqn" or not b:
+            continue
+        s, (bn, bs) = stats(rows), b
+        if not s.get("flops") or not bs.get("flops") or not math.isfinite(bs["time"][1]):
+            continue
+        rate = bs["flops"][1] / bs["time"][1]
+        out += [f"**What a fast PQN could buy** (an estimate): `{name}` needs {fmt_si(s['flops'][1])}FLOPs "
+                f"to solved, {s['flops'][1] / bs['flops'][1]:.1f}x the fastest DQN recipe's "
+                f"(`{bn}`, {fmt_si(bs['flops'][1])}FLOPs). At that recipe's own rate in its runs "
+                f"({fmt_si(rate)}FLOP/s: FLOPs over time to solved, medians, generation and "
+                f"bookkeeping included) it would take {fmt_s(s['flops'][1] / rate)}"
+                + (f"; so a fast implementation of PQN's update at that rate would not overtake "
+                   f"`{bn}` on this workload: it needs more FLOPs" if s["flops"][1] > bs["flops"][1]
+                   else f"; a fast implementation could overtake `{bn}`: it needs fewer FLOPs")
+                + f". Its reference takes {fmt_s(s['time'][1])}.", ""]
+    return out
 
 
 PEER_PQN = "cleanrl_pqn"
