@@ -65,6 +65,53 @@ def linear_schedule(start_e: float, end_e: float, duration: float, t: int) -> fl
     return max((end_e - start_e) / duration * t + start_e, end_e)
 
 
+def seed_all(torch, seed: int, hp: dict):
+    """The scripts' seeding (random, numpy, torch, cudnn's determinism flag); their device."""
+    import numpy as np
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    torch.backends.cudnn.deterministic = hp["torch_deterministic"]
+    return torch.device("cuda" if torch.cuda.is_available() and hp["cuda"] else "cpu")
+
+
+def greedy_policy(torch, q_network, device):
+    """The judge's greedy policy builder: argmax of the Q-network as it is when called."""
+    def act_fn():
+        def act(obs):
+            with torch.no_grad():
+                return torch.argmax(q_network(torch.Tensor(obs).to(device)), dim=1).cpu().numpy()
+        return act
+    return act_fn
+
+
+def record_episodes(infos: dict, judge) -> bool:
+    """Hand the returns of the episodes that ended this step (same-step `final_info`, from
+    RecordEpisodeStatistics) to the judge; whether any ended."""
+    import numpy as np
+    fin = infos.get("final_info") or {}
+    if "episode" not in fin:
+        return False
+    ended = np.flatnonzero(fin["_episode"])
+    for i in ended:
+        judge.episode(float(fin["episode"]["r"][i]))
+    return len(ended) > 0
+
+
+def sync_envs(gym, env_id: str, seed: int, n: int):
+    """CleanRL's env set-up: a SyncVectorEnv of n `gym.make` + RecordEpisodeStatistics envs,
+    action spaces seeded with seed + i, in same-step autoreset (gymnasium 0.29's behaviour,
+    for which the scripts were written)."""
+    def make_env(env_seed):
+        def thunk():
+            env = gym.wrappers.RecordEpisodeStatistics(gym.make(env_id))
+            env.action_space.seed(env_seed)
+            return env
+        return thunk
+    return gym.vector.SyncVectorEnv([make_env(seed + i) for i in range(n)],
+                                    autoreset_mode=gym.vector.AutoresetMode.SAME_STEP)
+
+
 def run_cleanrl(settings) -> dict:
     t_imp = time.perf_counter()
     gym = require("gymnasium")
@@ -82,23 +129,9 @@ def run_cleanrl(settings) -> dict:
     t_setup = time.perf_counter()
     hp = dict(HYPERPARAMETERS)
     seed = settings.seed
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
-    torch.backends.cudnn.deterministic = hp["torch_deterministic"]
-    device = torch.device("cuda" if torch.cuda.is_available() and hp["cuda"] else "cpu")
+    device = seed_all(torch, seed, hp)
 
-    def make_env(env_id, env_seed):
-        def thunk():
-            env = gym.make(env_id)
-            env = gym.wrappers.RecordEpisodeStatistics(env)
-            env.action_space.seed(env_seed)
-            return env
-        return thunk
-
-    envs = gym.vector.SyncVectorEnv(
-        [make_env(hp["env_id"], seed + i) for i in range(hp["num_envs"])],
-        autoreset_mode=gym.vector.AutoresetMode.SAME_STEP)
+    envs = sync_envs(gym, hp["env_id"], seed, hp["num_envs"])
     n_obs = int(np.array(envs.single_observation_space.shape).prod())
     n_act = int(envs.single_action_space.n)
 
@@ -113,13 +146,7 @@ def run_cleanrl(settings) -> dict:
     rb = ReplayBuffer(hp["buffer_size"], envs.single_observation_space,
                       envs.single_action_space, device, handle_timeout_termination=False)
 
-    def act_fn():
-        def act(obs):
-            with torch.no_grad():
-                return torch.argmax(q_network(torch.Tensor(obs).to(device)), dim=1).cpu().numpy()
-        return act
-
-    judge = Judge(settings, act_fn)
+    judge = Judge(settings, greedy_policy(torch, q_network, device))
     setup_s = time.perf_counter() - t_setup
     duration = hp["exploration_fraction"] * hp["total_timesteps"]
     updates = 0
@@ -135,13 +162,7 @@ def run_cleanrl(settings) -> dict:
             actions = torch.argmax(q_values, dim=1).cpu().numpy()
         next_obs, rewards, terminations, truncations, infos = envs.step(actions)
 
-        ended = False
-        if "final_info" in infos:
-            fin = infos["final_info"]
-            if "episode" in fin:
-                for i in np.flatnonzero(fin["_episode"]):
-                    judge.episode(float(fin["episode"]["r"][i]))
-                    ended = True
+        ended = record_episodes(infos, judge)
 
         real_next_obs = next_obs.copy()
         for idx, trunc in enumerate(truncations):

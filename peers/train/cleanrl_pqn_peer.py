@@ -28,9 +28,9 @@ What differs, and why:
 """
 from __future__ import annotations
 
-import random
 import time
 
+from .cleanrl_peer import greedy_policy, linear_schedule, record_episodes, seed_all, sync_envs
 from .common import Judge, PeerUnavailable, package_versions, require, thread_info
 
 SOURCE = ("CleanRL cleanrl/pqn.py, Args defaults (github.com/vwxyzjn/cleanrl at 10334fa; "
@@ -55,10 +55,6 @@ HYPERPARAMETERS = {
 }
 
 
-def linear_schedule(start_e: float, end_e: float, duration: float, t: int) -> float:
-    return max((end_e - start_e) / duration * t + start_e, end_e)
-
-
 def run_cleanrl_pqn(settings) -> dict:
     t_imp = time.perf_counter()
     gym = require("gymnasium")
@@ -78,21 +74,9 @@ def run_cleanrl_pqn(settings) -> dict:
     minibatch = batch // hp["num_minibatches"]
     iterations = hp["total_timesteps"] // batch
     seed = settings.seed
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
-    torch.backends.cudnn.deterministic = hp["torch_deterministic"]
-    device = torch.device("cuda" if torch.cuda.is_available() and hp["cuda"] else "cpu")
+    device = seed_all(torch, seed, hp)
 
-    def make_env(env_id, env_seed):
-        def thunk():
-            env = gym.wrappers.RecordEpisodeStatistics(gym.make(env_id))
-            env.action_space.seed(env_seed)
-            return env
-        return thunk
-
-    envs = gym.vector.SyncVectorEnv([make_env(hp["env_id"], seed + i) for i in range(n_envs)],
-                                    autoreset_mode=gym.vector.AutoresetMode.SAME_STEP)
+    envs = sync_envs(gym, hp["env_id"], seed, n_envs)
     n_obs = int(np.array(envs.single_observation_space.shape).prod())
     n_act = int(envs.single_action_space.n)
 
@@ -111,13 +95,7 @@ def run_cleanrl_pqn(settings) -> dict:
     dones = torch.zeros((n_steps, n_envs), device=device)
     values = torch.zeros((n_steps, n_envs), device=device)
 
-    def act_fn():
-        def act(o):
-            with torch.no_grad():
-                return torch.argmax(q_network(torch.Tensor(o).to(device)), dim=1).cpu().numpy()
-        return act
-
-    judge = Judge(settings, act_fn)
+    judge = Judge(settings, greedy_policy(torch, q_network, device))
     setup_s = time.perf_counter() - t_setup
     duration = hp["exploration_fraction"] * hp["total_timesteps"]
     updates, global_step, iteration, stop = 0, 0, 0, False
@@ -147,13 +125,7 @@ def run_cleanrl_pqn(settings) -> dict:
             rewards[step] = torch.tensor(reward).to(device).view(-1)
             next_obs = torch.Tensor(o).to(device)
             next_done = torch.Tensor(np.logical_or(terminations, truncations)).to(device)
-            ended = False
-            if "final_info" in infos and "episode" in infos["final_info"]:
-                fin = infos["final_info"]
-                for i in np.flatnonzero(fin["_episode"]):
-                    judge.episode(float(fin["episode"]["r"][i]))
-                    ended = True
-            if judge.should_stop(global_step, ended):
+            if judge.should_stop(global_step, record_episodes(infos, judge)):
                 stop = True
                 break
         if stop:

@@ -95,6 +95,7 @@ def render(ctx):
                       "Learner check", "Solved", "Updates to solved", "Transitions",
                       "FLOPs to solved", "FLOPs vs a1", "Time to solved", "Slowest seed", "vs a1"], body), ""]
     out += [f"![Time and FLOPs to solved per recipe]({figure(ctx, g)})", ""]
+    out += e2e_line(ctx, g, base)
     out += (search_lines(ctx) + pqn_bound(g) + peer_pqn(ctx, base) + targets(ctx, g, base)
             + three_terms(ctx, g, base) + bf16_line(ctx))
     return "\n".join(out) + "\n"
@@ -162,6 +163,29 @@ def best(g) -> Optional[tuple]:
     cands = [(n, stats(rows)) for n, rows in g.items()]
     cands = [(n, s) for n, s in cands if s["n"] and s["solved"] == s["n"]]
     return min(cands, key=lambda c: c[1]["time"][1]) if cands else None
+
+
+def e2e_line(ctx, g, base) -> List[str]:
+    """a1 here against the same pair's runs in *Time to a trained agent* (make e2e): the same
+    recipe, so the two medians differ only by the mode and the run."""
+    from report.sections.trained import groups, summary
+    if not base.get("time"):
+        return []
+    first = next(iter(g.values()))[0]
+    lines = []
+    for (fam, entry, lab, mode), rows in groups(ctx).items():
+        if fam == "ladder" and lab == "default" and entry == f"{first['version']} x {first['learner']}":
+            s = summary(rows)
+            if s.get("median") is not None and math.isfinite(s["median"]):
+                th = sorted({r.get("threads") for r in rows if r.get("threads")})
+                lines.append(f"{mode} {fmt_s(s['median'])} ({s['solved']}/{s['n']} seeds, "
+                             f"{'/'.join(map(str, th)) or '?'} learner thread(s))")
+    if not lines:
+        return []
+    return [f"a1 is the recipe of *Time to a trained agent*; there the same pair's runs (`make e2e`, "
+            f"same seeds) took a median {', '.join(lines)}, against {fmt_s(base['time'][1])} here "
+            f"(alternating, {first['threads']} learner thread(s)): the same recipe and seeds, so "
+            f"the same updates; the time differs by the mode, the threads and the run.", ""]
 
 
 def pqn_bound(g) -> List[str]:
@@ -232,7 +256,8 @@ def search_lines(ctx) -> List[str]:
     done = sum(r["state"] == "complete" for r in rows)
     return [f"The search (`harness algorithms --search`, run {rid}): {len(rows)} Optuna trials "
             f"(TPE, median pruning) from `{rows[0]['base']}`'s settings over "
-            f"{', '.join(rows[0]['space'])}, on seeds 0-1 only, one run at a time, objective the "
+            f"{', '.join(rows[0]['space'])}, on seeds 0-1 only, one run at a time (`{rows[0]['version']}` "
+            f"x `{rows[0]['learner']}`, {rows[0].get('threads', '?')} learner thread(s)), objective the "
             f"mean wall-clock to solved ({rows[0]['budget_s']:g} s budget, an unsolved run counted "
             f"as twice it); {done} complete, the rest pruned or failed. "
             + (f"Selected: {', '.join(f'{k}={_v(v)}' for k, v in sel['params'].items())} "
