@@ -97,7 +97,7 @@ def render(ctx):
     out += [f"![Time and FLOPs to solved per recipe]({figure(ctx, g)})", ""]
     out += e2e_line(ctx, g, base)
     out += (search_lines(ctx) + pqn_bound(g) + peer_pqn(ctx, base) + targets(ctx, g, base)
-            + three_terms(ctx, g, base) + bf16_line(ctx))
+            + three_terms(ctx, g, base) + three_terms_measured(ctx, g, base) + bf16_line(ctx))
     return "\n".join(out) + "\n"
 
 
@@ -330,6 +330,52 @@ def three_terms(ctx, g, base) -> List[str]:
             f"(the product of the three factors is {f_gen * f_upd * f_alg:.0f}x; they differ by "
             f"the estimate's error on a1, measured {fmt_s(base['time'][1])} against "
             f"{fmt_s(upd['total_alt_s'])} estimated).", ""]
+
+
+MEASURED_BASE = "v1b_numpy"     # the NumPy rung: the measured loop nearest the practitioner's
+
+
+def three_terms_measured(ctx, g, base) -> List[str]:
+    """The same three steps from measured runs only: `make e2e`'s medians of the a1 recipe
+    (alternating, same seeds) for the generation and update steps, this ladder's a1 against
+    its fastest recipe for the algorithm step."""
+    from report.sections.trained import groups, summary
+    b = best(g)
+    if not b or not base.get("time") or not math.isfinite(base["time"][1]):
+        return []
+    first = next(iter(g.values()))[0]
+    ref = next((r["learner"] for rs in groups(ctx).values() for r in rs
+                if r.get("family") == "ladder" and r.get("learner", "").startswith("l1_")), None)
+    med = {}
+    for (fam, entry, lab, mode), rows in groups(ctx).items():
+        if fam == "ladder" and lab == "default" and mode == "alternating":
+            m = summary(rows).get("median")
+            if m is not None and math.isfinite(m):
+                med[entry] = (m, rows)
+    steps = [f"{MEASURED_BASE} x {ref}", f"{first['version']} x {ref}",
+             f"{first['version']} x {first['learner']}"]
+    if not ref or not all(k in med for k in steps):
+        return []
+    name, s = b
+    t0, t1, t2 = (med[k][0] for k in steps)
+    f_gen, f_upd, f_alg = t0 / t1, t1 / t2, base["time"][1] / s["time"][1]
+    logs = [math.log(x) for x in (f_gen, f_upd, f_alg)]
+    share = [100 * x / sum(logs) for x in logs] if sum(logs) > 0 else [float("nan")] * 3
+    runs_ = sorted({med[k][1][0]["run_id"] for k in steps})
+    rows = [("the NumPy rung with the PyTorch-eager learner", f"`{steps[0]}`, a1", fmt_s(t0), "-", "-"),
+            ("generation", f"`{steps[1]}`, a1", fmt_s(t1), f"{f_gen:.2f}x", f"{share[0]:.0f}%"),
+            ("update", f"`{steps[2]}`, a1", fmt_s(t2), f"{f_upd:.2f}x", f"{share[1]:.0f}%"),
+            ("algorithm", f"`{steps[2]}`, `{name}` (this ladder: a1 {fmt_s(base['time'][1])} against "
+                          f"{fmt_s(s['time'][1])})", "-", f"{f_alg:.2f}x", f"{share[2]:.0f}%")]
+    return [f"The same three steps **measured throughout**: the first three lines are medians of "
+            f"*Time to a trained agent*'s runs of the a1 recipe (`make e2e` run {', '.join(runs_)}, "
+            f"alternating, seeds 100-104), starting from the measured loop nearest the "
+            f"practitioner's (the NumPy rung; Gymnasium's own vector env is not a rung, so it has "
+            f"no training run); the algorithm factor is this ladder's a1 against `{name}`. The "
+            f"runs were made on different days, so the factors, each a ratio within one run, "
+            f"are what carries over, not the times.", "",
+            md_table(["Step", "Loop", "Time to solved", "Factor", "Share of the gain"], rows), "",
+            f"Altogether {f_gen * f_upd * f_alg:.0f}x (the product of the measured factors).", ""]
 
 
 def bf16_line(ctx) -> List[str]:
