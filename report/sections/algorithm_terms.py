@@ -1,22 +1,20 @@
 """The three terms of total = #batches x (update + generate) for the algorithm ladder's
 fastest recipe: from the estimate, and measured throughout (report/sections/algorithms.py
-renders them)."""
+renders them; `b` is its fastest recipe, (name, stats), and `base` a1's stats)."""
 from __future__ import annotations
 
 import math
 from typing import List
 
 from report.context import md_table
-from report.sections.algorithms import best
 from report.sections.trained_peers import fmt_s
 
 
-def three_terms(ctx, g, base) -> List[str]:
+def three_terms(ctx, g, base, b) -> List[str]:
     """The practitioner's loop (estimate) -> the fastest generator -> the fastest learner ->
     the fastest recipe: how much of the gain came from each term."""
     from core import estimate as est
     from report.sections.estimate import inputs
-    b = best(g)
     if not b or not base.get("time") or not math.isfinite(base["time"][1]):
         return []
     gens, peers, costs, rc, rounds = inputs(ctx)
@@ -64,12 +62,11 @@ def three_terms(ctx, g, base) -> List[str]:
 MEASURED_BASE = "v1b_numpy"     # the NumPy rung: the measured loop nearest the practitioner's
 
 
-def three_terms_measured(ctx, g, base) -> List[str]:
+def three_terms_measured(ctx, g, base, b) -> List[str]:
     """The same three steps from measured runs only: `make e2e`'s medians of the a1 recipe
     (alternating, same seeds) for the generation and update steps, this ladder's a1 against
     its fastest recipe for the algorithm step."""
     from report.sections.trained import groups, summary
-    b = best(g)
     if not b or not base.get("time") or not math.isfinite(base["time"][1]):
         return []
     first = next(iter(g.values()))[0]

@@ -98,7 +98,8 @@ def render(ctx):
     out += [f"![Time and FLOPs to solved per recipe]({figure(ctx, g)})", ""]
     out += e2e_line(ctx, g, base)
     out += (search_lines(ctx) + pqn_bound(g) + peer_pqn(ctx, base) + targets(ctx, g, base)
-            + three_terms(ctx, g, base) + three_terms_measured(ctx, g, base) + bf16_line(ctx))
+            + three_terms(ctx, g, base, best(g)) + three_terms_measured(ctx, g, base, best(g))
+            + bf16_line(ctx))
     return "\n".join(out) + "\n"
 
 
