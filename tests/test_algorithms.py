@@ -70,26 +70,20 @@ def test_the_learner_discounts_by_gamma_to_the_n():
     assert TrainConfig(version="v1_python").learner_config().gamma == 0.99
 
 
-def test_a_short_nstep_run_stores_multi_step_returns():
+def test_a_short_nstep_run_stores_multi_step_returns(monkeypatch):
     from core.replay import Replay
     from training.loop import train
-    import training.loop as loop
-    seen = {}
+    seen = {"max": 0.0}
     real = Replay.add
 
     def spy(self, batch):
-        seen.setdefault("max", 0.0)
         seen["max"] = max(seen["max"], float(np.max(batch["reward"])))
         return real(self, batch)
 
-    Replay.add = spy
-    try:
-        res = train(TrainConfig(version="v1b_numpy", n_step=3, max_rounds=3, seed=5))
-    finally:
-        Replay.add = real
+    monkeypatch.setattr(Replay, "add", spy)
+    res = train(TrainConfig(version="v1b_numpy", n_step=3, max_rounds=3, seed=5))
     assert res.rounds == 3
     assert seen["max"] == pytest.approx(1 + 0.99 + 0.99 ** 2, rel=1e-6)   # CartPole: +1 a step
-    del loop
 
 
 def test_every_recipe_is_discovered_and_builds_on_its_base():

@@ -230,9 +230,8 @@ def peer_pqn(ctx, base) -> List[str]:
     mac = sum(a * b for a, b in PEER_PQN_LAYERS)
     per_row = 2 * (2 * mac + PEER_PQN_LAYERS[1][0] * PEER_PQN_LAYERS[1][1]
                    + PEER_PQN_LAYERS[2][0] * PEER_PQN_LAYERS[2][1])
-    mb = (rows[0].get("hyperparameters") or {}).get("num_envs", 4) * \
-        (rows[0].get("hyperparameters") or {}).get("num_steps", 128) // \
-        (rows[0].get("hyperparameters") or {}).get("num_minibatches", 4)
+    hp = rows[0].get("hyperparameters") or {}
+    mb = hp.get("num_envs", 4) * hp.get("num_steps", 128) // hp.get("num_minibatches", 4)
     text = (f"**PQN as practitioners run it:** CleanRL's pqn.py (a training peer of `make e2e`, "
             f"run {rid}, its own settings: 4 environments x 128 steps, 4 epochs of 4 minibatches, "
             f"PyTorch) solved {len(solved)}/{len(rows)} seeds")
