@@ -85,10 +85,10 @@ def bench_stage(quick: bool, progress) -> int:
     failed = 0
     games = QUICK_RANDOM_GAMES if quick else RANDOM_GAMES
     rungs = [r for r in discover.rungs("chess") if r.unavailable_reason() is None]
-    fastest = rungs[-1].name
-    note(f"the random mover against the random mover, {games} games ({fastest})")
+    top = fastest(rungs, quick)
+    note(f"the random mover against the random mover, {games} games ({top.name})")
     t0 = time.perf_counter()
-    ev = evaluate(fastest, None, games, RANDOM_SEED, workers=threads_for(rungs[-1]))
+    ev = evaluate(top.name, None, games, RANDOM_SEED, workers=threads_for(top))
     results.append("chess_eval", {"workload": "chess", "role": "random_vs_random",
                                   "eval_s": time.perf_counter() - t0, **ev}, quick=quick)
     ref = discover.reference_learner().name
@@ -111,15 +111,9 @@ def bench_stage(quick: bool, progress) -> int:
             continue
         runs[r.name] = out
         gen, learn, store = (out[k]["median"] for k in ("round_gen_s", "round_learn_s", "round_store_s"))
-        results.append("chess_round_costs", {
-            "workload": "chess", "version": r.name, "learner": ref, "baseline": r.baseline,
-            "workers": threads_for(r),
-            "sources": list(r.source_paths()), "source_hash": results.source_hash(r.source_paths()),
-            "config": out["config"], "rounds": out["rounds"], "startup_s": out["startup_s"],
-            "round_gen_s": out["round_gen_s"], "round_learn_s": out["round_learn_s"],
-            "round_store_s": out["round_store_s"],
-            "gen_share": gen / (gen + learn + store)}, quick=quick)
+        cost_row(r, ref, out, quick)
         note(f"{r.name}: generate {gen * 1e3:.0f} ms, learn {learn * 1e3:.0f} ms a round")
+    failed += learner_pairs(rungs, top, base_cfg, quick, note)
     base = next((r.name for r in rungs if r.baseline), None)
     for name, out in runs.items():
         if name == base or base not in runs:
@@ -130,4 +124,74 @@ def bench_stage(quick: bool, progress) -> int:
                                             "rounds": len(out["trace"]), "ok": not problems,
                                             "problems": problems}, quick=quick)
         note(f"{name} against {base}: {'the same trajectory' if not problems else problems[0]}")
+    return failed
+
+
+def cost_row(rung, learner: str, out: dict, quick: bool, learner_threads: int = 1) -> None:
+    gen, learn, store = (out[k]["median"] for k in ("round_gen_s", "round_learn_s", "round_store_s"))
+    results.append("chess_round_costs", {
+        "workload": "chess", "version": rung.name, "learner": learner, "baseline": rung.baseline,
+        "workers": threads_for(rung), "learner_threads": learner_threads,
+        "sources": list(rung.source_paths()), "source_hash": results.source_hash(rung.source_paths()),
+        "config": out["config"], "rounds": out["rounds"], "startup_s": out["startup_s"],
+        "round_gen_s": out["round_gen_s"], "round_learn_s": out["round_learn_s"],
+        "round_store_s": out["round_store_s"],
+        "gen_share": gen / (gen + learn + store)}, quick=quick)
+
+
+def fastest(rungs, quick: bool):
+    """The rung with the most egreedy transitions/s at the poster's N = 20 in this machine's
+    newest chess ladder rows (a round's work); the last rung of the ladder if none is measured."""
+    best, current = {}, {}
+    for r in results.load("throughput", quick=quick):
+        if r.get("workload") != "chess" or r.get("policy") != "egreedy" or r.get("n_envs") != 20:
+            continue
+        src = tuple(r.get("sources", []))
+        if src not in current:
+            current[src] = results.source_hash(src)
+        if r.get("source_hash") == current[src]:
+            best[r["version"]] = max(best.get(r["version"], 0.0), r["transitions_per_s"])
+    known = [r for r in rungs if r.name in best]
+    return max(known, key=lambda r: best[r.name]) if known else rungs[-1]
+
+
+def verified_learners(quick: bool) -> list:
+    """The chess learners other than the reference that passed the chess learner checks on
+    this machine (stage 45's latest row, at their current code): the other learners' rounds."""
+    rows = {}
+    for r in results.load("learner_verification", quick=quick):
+        if r.get("workload") == "chess" and r.get("device", "cpu") == "cpu":
+            rows[r["learner"]] = r
+    out = []
+    for lr in discover.learners():
+        row = rows.get(lr.name)
+        if (lr.reference or "chess" not in lr.workloads or lr.unavailable_reason() is not None
+                or row is None or row.get("status") != "passed"
+                or row.get("source_hash") != results.source_hash(row.get("sources", []))):
+            continue
+        out.append(lr)
+    return out
+
+
+def learner_pairs(rungs, top, base_cfg, quick: bool, note) -> int:
+    """What a faster learner buys the round: each verified non-reference learner (at its most
+    threads this machine has) in cost runs with the baseline rung (the practitioner's
+    generator) and with the fastest rung."""
+    from training.chess import train
+    from .cli_util import cpu_count
+    failed = 0
+    pick = [r for r in rungs if r.baseline][:1] + [top]
+    for lr in verified_learners(quick):
+        t = max([k for k in lr.threads if k <= cpu_count()] or [1])
+        for r in dict.fromkeys(pick):
+            note(f"{r.name} x {lr.name} ({t} learner threads): {base_cfg.max_rounds} rounds")
+            try:
+                out = train(replace(base_cfg, version=r.name, workers=threads_for(r),
+                                    learner=lr.name, threads=t), progress=note)
+            except Exception as e:
+                failed += 1
+                results.append("chess_errors", {"workload": "chess", "version": r.name, "learner": lr.name,
+                                                "error": f"{type(e).__name__}: {e}"}, quick=quick)
+                continue
+            cost_row(r, lr.name, out, quick, learner_threads=t)
     return failed

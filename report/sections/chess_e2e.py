@@ -77,19 +77,24 @@ def round_costs(c) -> str:
                 f"{rr['score_black']:.3f}), played by `{rr['version']}`. A trained agent's "
                 f"score is judged against this.", ""]
     if rows:
-        rows = sorted(rows, key=lambda r: version_key(r["version"]))
+        ref = reference_name()
+        rows = sorted(rows, key=lambda r: (r["learner"] != ref, number_key("", r["learner"]),
+                                           version_key(r["version"])))
         cfg = rows[0]["config"]
         body = []
-        base = next((r for r in rows if r.get("baseline")), None)
+        base = next((r for r in rows if r.get("baseline") and r["learner"] == ref), None)
         for r in rows:
             g, l_, s = (r[k]["median"] for k in ("round_gen_s", "round_learn_s", "round_store_s"))
             tot = g + l_ + s
+            lt = r.get("learner_threads", 1)
             body.append((f"`{r['version']}`" + (f" ({r['workers']} threads)" if r.get("workers", 1) > 1 else "")
-                         + (" †" if stale(r) else ""), f"`{r['learner']}`",
+                         + (" †" if stale(r) else ""),
+                         f"`{r['learner']}`" + (f" ({lt} threads)" if lt > 1 else ""),
                          f"{fmt_time(g)} [{fmt_time(r['round_gen_s']['q1'])}-{fmt_time(r['round_gen_s']['q3'])}]",
                          fmt_time(l_), fmt_time(s), fmt_time(tot), f"{100 * g / tot:.0f}%",
                          f"{_round(base) / tot:.1f}x" if base else "-"))
-        out += [f"Each rung with the reference learner in a real run of {rows[0]['rounds']} rounds "
+        out += [f"Each rung with the reference learner, then each other verified learner with the "
+                f"baseline rung and with the fastest, in a real run of {rows[0]['rounds']} rounds "
                 f"at the poster's shape: N = {cfg['envs']} games x T = {cfg['steps']} moves = "
                 f"{cfg['envs'] * cfg['steps']} transitions a round, then U = "
                 f"{cfg['updates_per_round']} updates of batch {cfg['batch_size']} (learning from "
@@ -168,43 +173,66 @@ def gpu_reading(c, base, U) -> str:
             f"the poster's regime. There, every rung's speed-up of generation is the loop's.")
 
 
+def reference_name() -> str:
+    from core.discover import reference_learner
+    return reference_learner().name
+
+
 def _round(r) -> float:
     return sum(r[k]["median"] for k in ("round_gen_s", "round_learn_s", "round_store_s"))
 
 
+def training_groups(c) -> list:
+    """The newest run of chess-train per (rung, learner) pair: lists of its per-seed rows,
+    the reference learner's pair first."""
+    groups = {}
+    for r in c.rows("chess_train"):
+        if r.get("curve"):
+            groups.setdefault((r["version"], r["learner"]), []).append(r)
+    for key, rows in groups.items():                      # its newest run only
+        newest = max(r["run_id"] for r in rows)
+        groups[key] = [r for r in rows if r["run_id"] == newest]
+    ref = reference_name()
+    return [groups[k] for k in sorted(groups, key=lambda k: (k[1] != ref, k[1], version_key(k[0])))]
+
+
 def training(c) -> str:
-    runs = c.rows("chess_train")
-    if not runs:
+    groups = training_groups(c)
+    if not groups:
         return ""
-    run = runs[-1]["run_id"]
-    runs = [r for r in runs if r["run_id"] == run and r.get("curve")]
-    if not runs:
-        return ""
-    cfg = runs[-1]["config"]
+    out = ["### Training against the random mover", ""]
     body = []
-    for r in runs:
-        body.append((str(r["seed"]), "yes" if r.get("reached") else "no", r["rounds"],
-                     f"{r['best_score']:.3f}", fmt_time(r["train_s"]), fmt_time(r["eval_s"]),
-                     fmt_time(r["round_gen_s"]["median"]), fmt_time(r["round_learn_s"]["median"])))
-    common = min(r["best_score"] for r in runs)
-    out = ["### Training against the random mover", "",
-           f"`python -m harness chess-train --version {runs[0]['version']} --workers {cfg.get('workers', 1)} "
-           f"--seed {runs[0]['seed']} --seeds {len(runs)} --max-rounds {cfg['max_rounds']}` "
-           f"(learner `{runs[0]['learner']}`), one run at a time, seeds never used for anything "
-           f"else: N = {cfg['envs']} x T = {cfg['steps']} a round, U = {cfg['updates_per_round']}, "
-           f"lr {cfg['lr']:g}, epsilon {cfg['eps_start']:g} to {cfg['eps_end']:g} over "
-           f"{cfg['eps_decay_rounds']} rounds, target copied every {cfg['target_period']} updates "
-           f"(declared, not tuned). Every {cfg['eval_every']} rounds the greedy agent plays "
-           f"{cfg['eval_games']} games against the random mover (scoring time excluded from "
-           f"the training time). The criterion is {cfg['criterion']:g}.", "",
-           md_table(["Seed", "Reached the criterion", "Rounds", "Best score", "Training time",
-                     "Scoring time", "Generate a round", "Learn a round"], body), "",
-           f"![Score against the random mover]({curve_figure(c, runs)})", ""]
-    if not all(r.get("reached") for r in runs):
-        out += [f"No seed reached {cfg['criterion']:g}. The highest score every seed reached: "
-                f"**{common:.3f}** (the uniform-random mover scores about 0.5: *The starting "
-                f"point*, above). The study uses it, named as such, in the estimate below.", ""]
-    out += estimate(c, runs, common if not all(r.get("reached") for r in runs) else cfg["criterion"])
+    for runs in groups:
+        cfg = runs[-1]["config"]
+        out += [f"`python -m harness chess-train --version {runs[0]['version']} --learner "
+                f"{runs[0]['learner']} --workers {cfg.get('workers', 1)}"
+                + (f" --threads {cfg['threads']}" if cfg.get("threads", 1) > 1 else "")
+                + f" --seed {runs[0]['seed']} --seeds {len(runs)} --max-rounds {cfg['max_rounds']}` "
+                f"(run {runs[0]['run_id']}): N = {cfg['envs']} x T = {cfg['steps']} a round, U = "
+                f"{cfg['updates_per_round']}, lr {cfg['lr']:g}, epsilon {cfg['eps_start']:g} to "
+                f"{cfg['eps_end']:g} over {cfg['eps_decay_rounds']} rounds, target copied every "
+                f"{cfg['target_period']} updates; scored every {cfg['eval_every']} rounds.", ""]
+        for r in runs:
+            body.append((f"`{r['version']}` x `{r['learner']}`", str(r["seed"]),
+                         "yes" if r.get("reached") else "no", r["rounds"],
+                         f"{r['best_score']:.3f}", fmt_time(r["train_s"]), fmt_time(r["eval_s"]),
+                         fmt_time(r["round_gen_s"]["median"]), fmt_time(r["round_learn_s"]["median"])))
+    allruns = [r for runs in groups for r in runs]
+    crit = allruns[-1]["config"]["criterion"]
+    common = min(r["best_score"] for r in allruns)
+    out += ["One run at a time, seeds never used for anything else, declared settings (not "
+            f"tuned). Each scoring: the greedy agent plays {allruns[-1]['config']['eval_games']} games "
+            "against the random mover (scoring time excluded from the training time). The "
+            f"criterion is {crit:g}.", "",
+            md_table(["Pair", "Seed", "Reached the criterion", "Rounds", "Best score", "Training time",
+                      "Scoring time", "Generate a round", "Learn a round"], body), "",
+            f"![Score against the random mover]({curve_figure(c, groups)})", ""]
+    reached = all(r.get("reached") for r in allruns)
+    if not reached:
+        out += [f"Not every run reached {crit:g}. The highest score every seed of every pair "
+                f"reached: **{common:.3f}** (the uniform-random mover scores about 0.5: *The "
+                f"starting point*, above). The study uses it, named as such, in the estimate below.", ""]
+    out += estimate(c, groups, crit if reached else common)
     return "\n".join(out)
 
 
@@ -216,59 +244,73 @@ def first_reaching(run, score):
     return next((p for p in run["curve"] if p["score"] >= score), None)
 
 
-def estimate(c, runs, score) -> list:
-    """Rounds to `score` (each seed's first scoring at or above it) x each rung's measured
-    cost per round: what each rung buys the time to that agent, and the check of the
-    estimate against the run that was measured."""
-    costs = {r["version"]: r for r in c.latest("chess_round_costs", ("version", "learner"))}
-    pts = [(r, first_reaching(r, score)) for r in runs]
-    pts = [(r, p) for r, p in pts if p]
-    if not costs or not pts:
+def estimate(c, groups, score) -> list:
+    """Rounds to `score` (each seed's first scoring at or above it; from the runs with the
+    pair's learner: every rung plays a learner's same rounds) x each pair's measured cost per
+    round: what each rung and learner buys the time to that agent, and the check of the
+    estimate against each pair that was measured."""
+    costs = c.latest("chess_round_costs", ("version", "learner"))
+    rounds = {}
+    for runs in groups:
+        pts = [p for p in (first_reaching(r, score) for r in runs) if p]
+        if pts and runs[0]["learner"] not in rounds:
+            rounds[runs[0]["learner"]] = statistics.median(p["round"] for p in pts)
+    if not costs or not rounds:
         return []
-    rounds = statistics.median(p["round"] for _, p in pts)
-    base = next((x for x in costs.values() if x.get("baseline")), None)
+    ref = reference_name()
+    base = next((x for x in costs if x.get("baseline") and x["learner"] == ref), None)
     body = []
-    for v, x in sorted(costs.items(), key=lambda kv: version_key(kv[0])):
-        t = rounds * _round(x)
-        body.append((f"`{v}` x `{x['learner']}`", f"{rounds:g}", fmt_time(_round(x)), fmt_time(t),
-                     f"{_round(base) / _round(x):.1f}x" if base else "-"))
-    own = costs.get(runs[0]["version"])
-    errs = []
-    if own:
-        for r, p in pts:
-            pred = p["round"] * _round(own)
-            errs.append(100 * (pred - p["train_s"]) / p["train_s"])
-    check = (f"The check: for the measured pair (`{runs[0]['version']}` x `{runs[0]['learner']}`), "
-             f"rounds x its cost per round against the training time the runs measured up to "
-             f"that scoring: {', '.join(f'{e:+.0f}%' for e in errs)} (seeds "
-             f"{', '.join(str(r['seed']) for r, _ in pts)}). Where the difference comes from, "
-             f"per round: learning {_medians(runs, 'round_learn_s')} in these runs against "
-             f"{fmt_time(own['round_learn_s']['median'])} in the cost run, generating "
-             f"{_medians(runs, 'round_gen_s')} against {fmt_time(own['round_gen_s']['median'])} "
-             f"(the cost run holds epsilon at its final value from round 0 and its replay holds "
-             f"a few thousand rows; a training run starts at epsilon 1 and fills "
-             f"{runs[0]['config']['buffer_size']:,} rows).") if errs else ""
-    return [f"**What each rung buys the time to that agent.** The seeds first scored "
-            f"{score:.3f} or more after a median {rounds:g} rounds; every rung plays the same "
-            f"rounds (the trajectory check above), so each pair's time is those rounds x its "
-            f"measured cost per round (*The poster's round*).", "",
-            md_table(["Pair", "Rounds (median)", "Cost per round", "Estimated time", "vs v1"], body),
+    for x in sorted(costs, key=lambda x: (x["learner"] != ref, x["learner"], version_key(x["version"]))):
+        n = rounds.get(x["learner"])
+        t = n * _round(x) if n is not None else None
+        body.append((f"`{x['version']}` x `{x['learner']}`", f"{n:g}" if n is not None else "-",
+                     fmt_time(_round(x)), fmt_time(t) if t is not None else "- (no training runs "
+                     "with this learner)",
+                     f"{rounds[ref] * _round(base) / t:.1f}x" if base and t and ref in rounds else "-"))
+    checks = []
+    for runs in groups:
+        own = next((x for x in costs if (x["version"], x["learner"]) ==
+                    (runs[0]["version"], runs[0]["learner"])), None)
+        pts = [(r, first_reaching(r, score)) for r in runs]
+        errs = [100 * (p["round"] * _round(own) - p["train_s"]) / p["train_s"]
+                for r, p in pts if p and own]
+        if errs:
+            checks.append(f"`{runs[0]['version']}` x `{runs[0]['learner']}`: "
+                          f"{', '.join(f'{e:+.0f}%' for e in errs)} (seeds "
+                          f"{', '.join(str(r['seed']) for r, p in pts if p)}; learning "
+                          f"{_medians(runs, 'round_learn_s')} a round in these runs against "
+                          f"{fmt_time(own['round_learn_s']['median'])} in the cost run, generating "
+                          f"{_medians(runs, 'round_gen_s')} against {fmt_time(own['round_gen_s']['median'])})")
+    check = ("The check, for each pair that trained: rounds x its cost per round against the "
+             "training time its runs measured up to that scoring: " + "; ".join(checks) + ". The "
+             "cost runs hold epsilon at its final value from round 0 and their replay holds a few "
+             "thousand rows; a training run starts at epsilon 1 and fills "
+             f"{groups[0][0]['config']['buffer_size']:,} rows.") if checks else ""
+    return [f"**What each rung and learner buys the time to that agent.** The runs first scored "
+            f"{score:.3f} or more after a median of "
+            + ", ".join(f"{n:g} rounds with `{lr}`" for lr, n in rounds.items())
+            + "; every rung plays a learner's same rounds (the trajectory check above), so each "
+            "pair's time is its learner's rounds x the pair's measured cost per round (*The "
+            "poster's round*).", "",
+            md_table(["Pair", "Rounds (median)", "Cost per round", "Estimated time", "vs v1 x L1"], body),
             "", check, ""]
 
 
-def curve_figure(c, runs):
+def curve_figure(c, groups):
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(6.5, 3.6))
-    for i, r in enumerate(runs):
-        xs = [p["round"] for p in r["curve"]]
-        ys = [p["score"] for p in r["curve"]]
-        ax.plot(xs, ys, marker="o", ms=3, label=f"seed {r['seed']}", color=f"C{i}")
+    for g, runs in enumerate(groups):
+        for i, r in enumerate(runs):
+            xs = [p["round"] for p in r["curve"]]
+            ys = [p["score"] for p in r["curve"]]
+            ax.plot(xs, ys, marker="os^v"[g % 4], ms=3, color=f"C{g}", alpha=0.5 + 0.5 / (1 + i),
+                    label=f"{r['version']} x {r['learner']}" if i == 0 else None)
     ax.axhline(0.5, color="grey", lw=0.8, ls=":", label="random vs random (about 0.5)")
-    ax.axhline(runs[0]["config"]["criterion"], color="k", lw=0.8, ls="--", label="criterion")
+    ax.axhline(groups[0][0]["config"]["criterion"], color="k", lw=0.8, ls="--", label="criterion")
     ax.set_xlabel("round (640 transitions each)")
     ax.set_ylabel("score against the random mover")
     ax.set_ylim(0, 1)
-    ax.set_title(f"{runs[0]['version']} x {runs[0]['learner']} ({c.machine_line})", fontsize=9)
+    ax.set_title(f"each pair's seeds, one line each ({c.machine_line})", fontsize=9)
     ax.legend(fontsize=7)
     ax.grid(alpha=0.3)
     return c.savefig(fig, "chess_training_curve")

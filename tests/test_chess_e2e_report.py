@@ -1,0 +1,108 @@
+"""Chess end to end in the report and the bench stage's choices: the round costs of every
+(rung, learner) pair, training runs grouped by pair, and the estimate that multiplies each
+learner's rounds by each pair's cost per round (report/sections/chess_e2e.py,
+harness/cmd_chess_train.py)."""
+from __future__ import annotations
+
+import pytest
+
+from core import results
+
+
+def _spread(x):
+    return {"median": x, "q1": x, "q3": x, "n": 12}
+
+
+CFG = {"envs": 20, "steps": 32, "updates_per_round": 16, "batch_size": 64, "buffer_size": 200_000,
+       "max_rounds": 400, "lr": 1e-4, "eps_start": 1.0, "eps_end": 0.05, "eps_decay_rounds": 100,
+       "target_period": 256, "eval_every": 50, "eval_games": 400, "criterion": 0.75, "workers": 1}
+
+
+def _cost(d, version, learner, gen, learn, baseline=False, learner_threads=1):
+    results.append("chess_round_costs", {
+        "workload": "chess", "version": version, "learner": learner, "baseline": baseline,
+        "workers": 1, "learner_threads": learner_threads, "config": CFG, "rounds": 12,
+        "startup_s": 0.1, "round_gen_s": _spread(gen), "round_learn_s": _spread(learn),
+        "round_store_s": _spread(0.0), "gen_share": gen / (gen + learn)}, directory=d)
+
+
+def _train(d, version, learner, seed, firsts, run_id):
+    """A run whose scores cross 0.6 at round `firsts` (train_s = 0.1 s a round)."""
+    curve = [{"round": k, "score": 0.5 if k < firsts else 0.62, "train_s": 0.1 * k} for k in (50, 100, 150, 200)]
+    row = {"workload": "chess", "version": version, "learner": learner, "seed": seed,
+           "config": CFG, "rounds": 200, "best_score": max(p["score"] for p in curve), "reached": False,
+           "train_s": 20.0, "eval_s": 1.0, "round_gen_s": _spread(0.01), "round_learn_s": _spread(0.09),
+           "curve": curve}
+    results.append("chess_train", row, directory=d)
+    # the run_id is the process's own; rewrite it to tell two runs apart
+    p = results.kind_path("chess_train", directory=d)
+    lines = p.read_text().splitlines()
+    import json
+    last = json.loads(lines[-1])
+    last["run_id"] = run_id
+    lines[-1] = json.dumps(last)
+    p.write_text("\n".join(lines) + "\n")
+
+
+def test_pairs_their_learners_rounds_and_the_estimate(tmp_path):
+    from report.context import Context
+    from report.sections import chess_e2e
+    d = tmp_path / "res"
+    _cost(d, "v1_python", "l1_torch_eager", 0.4, 0.4, baseline=True)
+    _cost(d, "v5c_blocked_sparse", "l1_torch_eager", 0.006, 0.4)
+    _cost(d, "v1_python", "l2_torch_compile", 0.4, 0.04, baseline=True, learner_threads=2)
+    _cost(d, "v5c_blocked_sparse", "l2_torch_compile", 0.006, 0.04, learner_threads=2)
+    for seed, first in ((100, 100), (101, 150), (102, 150)):
+        _train(d, "v5c_blocked_sparse", "l1_torch_eager", seed, first, "20260101T000000-aaaaaa")
+    for seed, first in ((100, 50), (101, 100)):
+        _train(d, "v5c_blocked_sparse", "l2_torch_compile", seed, first, "20260101T010000-bbbbbb")
+    # an older run of the same pair is not shown
+    _train(d, "v5c_blocked_sparse", "l2_torch_compile", 7, 200, "20250101T000000-cccccc")
+    ctx = Context(results_dir=d, report_dir=tmp_path / "rep").for_workload("chess")
+    text = chess_e2e.round_costs(ctx)
+    assert "`l2_torch_compile` (2 threads)" in text
+    assert text.index("`v5c_blocked_sparse` | `l1_torch_eager`") < text.index("`v1_python` | `l2_torch_compile`")
+    text = chess_e2e.training(ctx)
+    assert "| 7 |" not in text and text.count("`v5c_blocked_sparse` x `l2_torch_compile` | 10") == 2
+    # L1's runs cross 0.62 at rounds 100, 150, 150 (median 150); L2's at 50, 100 (median 75)
+    assert "150 rounds with `l1_torch_eager`, 75 rounds with `l2_torch_compile`" in text
+    assert "| `v1_python` x `l1_torch_eager` | 150 | 800 ms | 120 s | 1.0x |" in text
+    # 75 rounds x 46 ms = 3.45 s against 150 x 800 ms = 120 s: 34.8x
+    assert "| `v5c_blocked_sparse` x `l2_torch_compile` | 75 | 46 ms | 3.45 s | 34.8x |" in text
+    # the check: 100 rounds x 0.406 s = 40.6 s against the run's 10 s at that scoring
+    assert "`v5c_blocked_sparse` x `l1_torch_eager`: +306%" in text
+    assert (tmp_path / "rep" / "figures" / "chess_training_curve.png").exists()
+
+
+def test_the_stage_picks_the_fastest_measured_rung_and_verified_learners(tmp_path, monkeypatch):
+    from core import discover
+    from harness import cmd_chess_train as stage
+    monkeypatch.setenv("STUDY_RESULTS_DIR", str(tmp_path))
+    rungs = [r for r in discover.rungs("chess") if r.unavailable_reason() is None]
+    assert stage.fastest(rungs, quick=False) is rungs[-1]       # nothing measured: the last rung
+    for r, tps in ((rungs[0], 2e3), (rungs[1], 9e3), (rungs[-1], 5e3)):
+        src = list(r.source_paths())
+        results.append("throughput", {"workload": "chess", "version": r.name, "policy": "egreedy",
+                                      "n_envs": 20, "steps": 32, "workers": 1, "samples_s": [640 / tps],
+                                      "transitions_per_s": tps, "sources": src,
+                                      "source_hash": results.source_hash(src)})
+    assert stage.fastest(rungs, quick=False) is rungs[1]
+    assert stage.verified_learners(quick=False) == []              # no verification rows
+    chess = [lr for lr in discover.learners() if "chess" in lr.workloads and not lr.reference
+             and lr.unavailable_reason() is None]
+    if not chess:
+        pytest.skip("no non-reference chess learner can run here")
+    lr = chess[0]
+    src = list(lr.source_paths())
+    results.append("learner_verification", {"workload": "chess", "learner": lr.name, "device": "cpu",
+                                            "status": "failed", "sources": src,
+                                            "source_hash": results.source_hash(src)})
+    assert stage.verified_learners(quick=False) == []
+    results.append("learner_verification", {"workload": "chess", "learner": lr.name, "device": "cpu",
+                                            "status": "passed", "sources": src,
+                                            "source_hash": "0" * 12})          # stale: its code changed
+    assert stage.verified_learners(quick=False) == []
+    results.append("learner_verification", {"workload": "chess", "learner": lr.name, "device": "cpu",
+                                            "status": "passed", "sources": src,
+                                            "source_hash": results.source_hash(src)})
+    assert lr in stage.verified_learners(quick=False)
