@@ -12,6 +12,9 @@ fi
 if [ -f versions/cartpole/v6_mpi/build.sh ]; then
     bash versions/cartpole/v6_mpi/build.sh || failed="$failed v6_mpi"
 fi
+if [ -f versions/chess/v6_mpi/build.sh ]; then
+    bash versions/chess/v6_mpi/build.sh || failed="$failed chess/v6_mpi"
+fi
 if [ -n "$failed" ]; then
     echo "build: FAILED:$failed (the compiler's output is above)" >&2
     if [ "${STUDY_ALLOW_BUILD_FAILURE:-0}" = "1" ]; then
