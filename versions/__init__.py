@@ -19,6 +19,12 @@ def _register() -> None:
     except Exception as e:      # registration must never break an import
         import warnings
         warnings.warn(f"versions: could not register ladder/CartPole-v1 with gymnasium: {e}")
+    try:                        # and ladder/Chess-v0 (versions/chess/client/registration.py)
+        from versions.chess.client.registration import register_ids as register_chess
+        register_chess()
+    except Exception as e:
+        import warnings
+        warnings.warn(f"versions: could not register ladder/Chess-v0 with gymnasium: {e}")
 
 
 class _RegisterAfterGymnasium(importlib.abc.MetaPathFinder):
