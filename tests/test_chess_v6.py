@@ -1,6 +1,6 @@
 """Chess v6_mpi (v5c's generator on MPI ranks): every batch at 1-3 ranks equals v1's bit for
 bit (and v5c's), weights and epsilon changed between calls reach every rank, a dead or
-stopped rank is a one-line StudyError within seconds, close() and garbage collection leave
+stopped rank is a one-line MPIJobError (a failed run) within seconds, close() and garbage collection leave
 no process or folder, and bad configurations are refused in one line.
 
 Skipped, with the reason, where mpirun or the rank program is missing (`make build`). Each
@@ -34,6 +34,7 @@ pytestmark = pytest.mark.skipif(why is not None, reason=f"v6_mpi (chess) unavail
 if why is None:
     from versions.cartpole.v6_mpi.job import _session_pids
     from versions.chess.v6_mpi.launcher import ChessMPIGenerator
+    from versions.cartpole.v6_mpi.job import MPIJobError
 
 ROOT = Path(__file__).resolve().parent.parent
 TOP = 2 ** 64 - 1
@@ -112,27 +113,27 @@ def _gone(sid, within=5.0):
     return True
 
 
-def _one_line_study_error(info):
+def _one_line_failure(info):
     msg = str(info.value)
-    assert isinstance(info.value, StudyError) and "\n" not in msg and "Traceback" not in msg, msg
+    assert isinstance(info.value, MPIJobError) and "\n" not in msg and "Traceback" not in msg, msg
     return msg
 
 
 @pytest.mark.parametrize("victim", [0, 1])
-def test_a_killed_rank_is_a_prompt_study_error(victim):
+def test_a_killed_rank_is_a_prompt_one_line_failure(victim):
     g = ChessMPIGenerator(cfg("egreedy", 0, workers=3, n=9))
     try:
         g.generate(4)
         sid, dirs = g._job.popen.pid, (g._job.tmpdir, g._job.shmdir)
         os.kill(g.ranks_info["pids"][victim], signal.SIGKILL)
         t0 = time.monotonic()
-        with pytest.raises(StudyError) as e:
+        with pytest.raises(MPIJobError) as e:
             for _ in range(200):            # the death may race one call; a later one fails
                 g.generate(4)
         assert time.monotonic() - t0 < 10
-        assert any(w in _one_line_study_error(e) for w in ("died", "ended", "exited"))
+        assert any(w in _one_line_failure(e) for w in ("died", "ended", "exited"))
         assert _gone(sid) and not any(os.path.exists(d) for d in dirs)
-        with pytest.raises(StudyError, match="gone"):
+        with pytest.raises(MPIJobError, match="gone"):
             g.generate(4)
     finally:
         g.close()
@@ -149,10 +150,10 @@ def test_a_stopped_rank_hits_the_deadline(monkeypatch):
         sid = g._job.popen.pid
         os.kill(g.ranks_info["pids"][1], signal.SIGSTOP)
         t0 = time.monotonic()
-        with pytest.raises(StudyError) as e:
+        with pytest.raises(MPIJobError) as e:
             g.generate(4)
         assert time.monotonic() - t0 < 8
-        assert "deadline" in _one_line_study_error(e)
+        assert "deadline" in _one_line_failure(e)
         assert _gone(sid)
     finally:
         g.close()
@@ -169,10 +170,10 @@ def test_a_stuck_or_failing_mpirun_is_a_study_error(tmp_path, monkeypatch, scrip
     monkeypatch.setenv("V6_MPI_START_TIMEOUT_S", "2")
     before = set(_leftovers())
     t0 = time.monotonic()
-    with pytest.raises(StudyError) as e:
+    with pytest.raises(MPIJobError) as e:
         ChessMPIGenerator(cfg("random", 0, workers=2, n=4))
     assert time.monotonic() - t0 < 8
-    assert word in _one_line_study_error(e)
+    assert word in _one_line_failure(e)
     assert set(_leftovers()) <= before
 
 
@@ -193,7 +194,7 @@ def test_close_and_garbage_collection_leave_nothing():
     assert _gone(sid, 1.0)
     assert set(_leftovers()) <= before
     g.close()                                    # twice is fine
-    with pytest.raises(StudyError, match="gone"):
+    with pytest.raises(MPIJobError, match="gone"):
         g.generate(4)
 
     g = ChessMPIGenerator(cfg("random", 1, workers=2, n=6))

@@ -12,8 +12,9 @@ folders (versions/cartpole/v6_mpi/job.py); the socket's 64-byte headers
 - the configuration, weights and epsilon checks (versions/chess/common), and the cost
   of a larger network for the deadline;
 - every failure of the job (a dead or stopped rank, mpirun gone, a missed deadline) is
-  raised as ChessMPIError: a StudyError (one line: the reason, then mpirun's last word)
-  that is also CartPole's MPIJobError.
+  raised as ChessMPIError, CartPole's MPIJobError (a RuntimeError: a failed run, exit status 1
+  under the harness; one line: the reason, then mpirun's last word). Refused input is a
+  StudyError (status 2).
 """
 from __future__ import annotations
 
@@ -49,7 +50,7 @@ MAX_ENVS = 2 ** 31 // (8 * spec.MASK_WORDS)      # a rank's run of mask bytes is
 MAX_STEPS = 2 ** 31 - 1
 
 
-class ChessMPIError(MPIJobError, StudyError):
+class ChessMPIError(MPIJobError):
     """The chess MPI job failed: a rank died, stopped or hung, or mpirun exited."""
 
 
@@ -131,7 +132,7 @@ class ChessMPIGenerator(MPIGenerator):
                                              stderr=subprocess.STDOUT, start_new_session=True,
                                              env=mpi_env(job.tmpdir, job.shmdir))
             except OSError as e:
-                raise StudyError(f"v6_mpi (chess): cannot start mpirun: {e}")
+                raise ChessMPIError(f"v6_mpi (chess): cannot start mpirun: {e}")
         wait = _Wait(job, start_timeout_s())
         try:
             while not select.select([job.listener], [], [], 0.1)[0]:
