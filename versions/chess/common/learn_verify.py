@@ -16,6 +16,17 @@ On the chess fixture (common/learn.py: 8,192 transitions of egreedy play):
    each element's gradient by its own running size, so an element whose gradient is at the
    level of float32 rounding (summed in another order on a GPU) moves by up to lr in either
    direction; a maximum over 1.6 M elements measures those, a norm measures the update.
+
+   The K-update checks compare with the nearest of three forms of the reference, each a
+   legitimate evaluation of the same update: L1 as timed (float32, PyTorch's fused AdamW),
+   L1 with PyTorch's foreach AdamW (float32, another summation order), and L1 in float64.
+   Why, measured here (2-core EPYC): over 50 updates a ReLU input within float32 rounding of
+   zero (seed 0, update 29: -7.5e-8; seed 2^64-1, update 27: -3.1e-8) takes the other branch
+   in one float32 evaluation than in another, and AdamW turns that one gradient into steps of
+   about lr on rarely active inputs. L1's foreach form is then 0.053 from its fused form at
+   seed 2^64-1, and L1 in float64 0.0065 from it at seed 0: against the fused form alone the
+   reference would fail its own check. A learner with a real error (another learning rate,
+   Huber's threshold, a dropped mask) is far from all three (tests/test_chess_learn.py).
 """
 from __future__ import annotations
 
@@ -111,6 +122,46 @@ def reference_loss(cfg: LearnConfig) -> float:
     return float(np.mean(np.where(np.abs(x) < 1, 0.5 * x * x, np.abs(x) - 0.5)))
 
 
+REFERENCE_FORMS = ("float32, fused AdamW", "float32, foreach AdamW", "float64")
+
+
+class _Form:
+    """The reference learner (L1, learners/l1_torch_eager) made in one of REFERENCE_FORMS."""
+
+    def __init__(self, form: str):
+        self.form = form
+
+    def make(self, cfg: LearnConfig, replay):
+        from learners.l1_torch_eager.torch_eager import TorchLearner
+        impl = TorchLearner(cfg, replay, fused=self.form == REFERENCE_FORMS[0])
+        if self.form == "float64":
+            torch = impl.torch
+            impl.policy.double()
+            impl.target.double()
+            impl._pp, impl._tp = list(impl.policy.parameters()), list(impl.target.parameters())
+            impl.opt = torch.optim.AdamW(impl._pp, lr=cfg.lr, betas=(cfg.beta1, cfg.beta2),
+                                         eps=cfg.adam_eps, weight_decay=cfg.weight_decay, foreach=True)
+            impl.step_fn = impl.opt.step
+            expand = impl.expand
+            impl.expand = lambda t, rows: tuple(x.double() if x.is_floating_point() else x
+                                                for x in expand(t, rows))
+        return impl
+
+
+def nearest_form(got: dict, forms: dict) -> tuple:
+    """(form, displacement differing, worst relative loss difference) of the reference form
+    `got` is nearest to, each measured in its check's tolerance."""
+    best = None
+    for name, ref in forms.items():
+        rd = displacement_diff(got["weights"], ref["weights"], ref["init"])
+        rl = float((np.abs(got["losses"].astype(np.float64) - ref["losses"])
+                    / np.maximum(np.abs(ref["losses"].astype(np.float64)), 1e-12)).max())
+        score = max(rd / DISPLACEMENT_RTOL, rl / LOSS_RTOL)
+        if best is None or score < best[0]:
+            best = (score, name, rd, rl)
+    return best[1:]
+
+
 class ChessLearnerVerifier:
     def __init__(self, reference, progress: Optional[Callable[[str], None]] = None, seeds=SEEDS):
         self.reference, self.seeds = reference, seeds
@@ -118,10 +169,16 @@ class ChessLearnerVerifier:
         self._ref = {}
 
     def ref(self, seed: int) -> dict:
-        if seed not in self._ref:
-            self.progress(f"{self.reference.name}: chess reference run, seed {seed}")
-            self._ref[seed] = run(self.reference, chess_config(seed=seed, device="cpu"), K)
-        return self._ref[seed]
+        """The reference's run as timed (its first update is the 1-update check's)."""
+        return self.forms(seed)[REFERENCE_FORMS[0]]
+
+    def forms(self, seed: int) -> dict:
+        if (seed, K) not in self._ref:
+            self.progress(f"{self.reference.name}: chess reference runs, seed {seed}")
+            cfg = chess_config(seed=seed, device="cpu")
+            self._ref[seed, K] = {REFERENCE_FORMS[0]: run(self.reference, cfg, K),
+                                  **{f: run(_Form(f), cfg, K) for f in REFERENCE_FORMS[1:]}}
+        return self._ref[seed, K]
 
     def verify(self, learner, device: Optional[str] = None) -> List[Outcome]:
         device = device or learner.device
@@ -141,15 +198,16 @@ class ChessLearnerVerifier:
             except Exception as e:
                 out.append(Outcome(False, "runs", case, f"{type(e).__name__}: {e}"))
                 continue
-            d1, dk = max_diff(got["first"], ref["first"]), max_diff(got["weights"], ref["weights"])
+            d1 = max_diff(got["first"], ref["first"])
             out.append(Outcome(d1 <= TOL_FIRST, "weights after 1 update", case,
                                f"max |difference| {d1:.3g} (tolerance {TOL_FIRST:g})"))
-            rd = displacement_diff(got["weights"], ref["weights"], ref["init"])
+            form, rd, rl = nearest_form(got, self.forms(seed))
+            dk = max_diff(got["weights"], self.forms(seed)[form]["weights"])
             out.append(Outcome(rd <= DISPLACEMENT_RTOL, f"weights after {K} updates", case,
-                               f"displacement differing {rd:.3g} (tolerance {DISPLACEMENT_RTOL:g}; "
-                               f"max |difference| {dk:.3g})"))
-            rl = np.abs(got["losses"].astype(np.float64) - ref["losses"]) / np.maximum(np.abs(ref["losses"]), 1e-12)
-            out.append(Outcome(bool(np.all(np.isfinite(got["losses"]))) and rl.max() <= LOSS_RTOL,
+                               f"displacement differing {rd:.3g} from the reference's nearest form "
+                               f"({form}; tolerance {DISPLACEMENT_RTOL:g}; max |difference| {dk:.3g})"))
+            out.append(Outcome(bool(np.all(np.isfinite(got["losses"]))) and rl <= LOSS_RTOL,
                                f"losses of {K} updates", case,
-                               f"worst relative difference {rl.max():.3g} (tolerance {LOSS_RTOL:g})"))
+                               f"worst relative difference {rl:.3g} from that form (tolerance "
+                               f"{LOSS_RTOL:g})"))
         return out
