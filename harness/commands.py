@@ -190,6 +190,11 @@ def cmd_verify_learners(args):
             prog.clear()
             print(f"{lr.name}: the reference")
             continue
+        if "cartpole" not in lr.workloads:
+            prog.clear()
+            print(f"{lr.name}: SKIP (trains {', '.join(lr.workloads)} only: "
+                  f"`harness learners --workload {lr.workloads[0]}`)")
+            continue
         outcomes = ver.verify(lr)
         prog.clear()
         bad = [o for o in outcomes if not o.ok]
