@@ -82,9 +82,15 @@ def cmd_e2e(args):
     return 1 if bad else 0
 
 
+def cartpole_rows(kind: str, quick: bool) -> list:
+    """This machine's rows of `kind` measured on CartPole (a row without a workload predates
+    chess): chess's rows share rung and learner names (v1_python, l1_torch_eager) but not costs."""
+    return [r for r in results.load(kind, quick=quick) if r.get("workload", "cartpole") == "cartpole"]
+
+
 def verified(kind: str, key: str, quick: bool) -> set:
     rows = {}
-    for r in results.load(kind, quick=quick):
+    for r in cartpole_rows(kind, quick):
         rows[r[key]] = r
     return {k for k, r in rows.items() if r.get("status") in ("passed", "reference")}
 
@@ -100,11 +106,11 @@ def inputs(note, quick: bool = False) -> dict:
     """Generation and learner costs from this machine's rows (verified rungs and learners)."""
     rungs = {r.name: r for r in discover.rungs() if r.unavailable_reason() is None}
     ok_rungs = verified("verification", "version", quick) & set(rungs)
-    gens = {n: g for n, g in estimate.generation_times(results.load("throughput", quick=quick)).items()
+    gens = {n: g for n, g in estimate.generation_times(cartpole_rows("throughput", quick)).items()
             if n in ok_rungs}
     learners = {x.name: x for x in discover.learners() if x.unavailable_reason() is None}
     ok_learners = verified("learner_verification", "learner", quick) & set(learners)
-    costs = {n: c for n, c in estimate.learner_costs(results.load("learner", quick=quick)).items()
+    costs = {n: c for n, c in estimate.learner_costs(cartpole_rows("learner", quick)).items()
              if n in ok_learners and c["threads"] <= ncpu()}
     if not gens:
         raise StudyError("no verified rung has throughput rows on this machine: run `make bench` first")

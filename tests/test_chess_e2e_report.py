@@ -106,3 +106,51 @@ def test_the_stage_picks_the_fastest_measured_rung_and_verified_learners(tmp_pat
                                             "status": "passed", "sources": src,
                                             "source_hash": results.source_hash(src)})
     assert lr in stage.verified_learners(quick=False)
+
+
+def test_a_training_budget_stops_the_run_and_scores_it():
+    from training.chess import ChessTrainConfig, train
+    cfg = ChessTrainConfig(version="v4_cpp", max_rounds=10_000, budget_s=0.3, eval_every=10_000,
+                           eval_games=4, learning_starts=10 ** 9, seed=5)
+    r = train(cfg)
+    assert r["rounds"] < 10_000 and r["train_s"] >= 0.3
+    assert [p["round"] for p in r["curve"]] == [r["rounds"]]      # scored at the stop
+
+
+def test_the_search_maximises_the_mean_best_score_and_keeps_every_trial(monkeypatch):
+    from training import chess_search
+    from training.chess import ChessTrainConfig
+
+    def fake_train(cfg, progress=None):
+        if cfg.updates_per_round == 4:
+            raise RuntimeError("a failed run")
+        score = 0.5 + cfg.updates_per_round / 1000 + (cfg.seed == 1) * 0.01
+        return {"best_score": score, "rounds": 7, "train_s": 1.0}
+    monkeypatch.setattr(chess_search, "train", fake_train)
+    seen = []
+    space = {"updates_per_round": (4, 16, 64), "lr": ("log", 1e-4, 2e-4)}
+    best, trials = chess_search.search(ChessTrainConfig(budget_s=1.0), 12, space=space, on_trial=seen.append)
+    assert best["updates_per_round"] == 64
+    assert seen == trials and len(trials) == 12
+    assert {t["state"] for t in trials} <= {"complete", "failed", "pruned"}
+    fails = [t for t in trials if t["params"]["updates_per_round"] == 4]
+    assert fails and all(t["state"] == "failed" and "a failed run" in t["error"] for t in fails)
+    done = [t for t in trials if t["state"] == "complete"]
+    assert all(t["value"] == pytest.approx(sum(t["best_scores"]) / 2) for t in done)
+    with pytest.raises(ValueError, match="budget"):
+        chess_search.search(ChessTrainConfig(), 1)
+
+
+def test_chess_rows_never_enter_cartpoles_e2e_inputs(tmp_path, monkeypatch):
+    """Both workloads have a v1_python and an l1_torch_eager: CartPole's make e2e must read
+    CartPole's rows only (a row without a workload predates chess: CartPole's)."""
+    from harness import cmd_e2e
+    monkeypatch.setenv("STUDY_RESULTS_DIR", str(tmp_path))
+    for workload, t in ((None, 1e-3), ("chess", 30e-3)):
+        row = {"learner": "l1_torch_eager", "reference": True, "threads": 1, "update_s": t,
+               "round_s": 128 * t, "updates_per_round": 128}
+        results.append("learner", {**row, **({"workload": workload} if workload else {})})
+    results.append("learner_verification", {"learner": "l4c_x", "status": "passed", "workload": "chess"})
+    rows = cmd_e2e.cartpole_rows("learner", False)
+    assert [r["update_s"] for r in rows] == [1e-3]
+    assert cmd_e2e.verified("learner_verification", "learner", False) == set()
