@@ -38,6 +38,12 @@ def register(sub):
     p.add_argument("--seeds", type=positive_int("--seeds", 100), default=1,
                    help="runs with seeds S..S+K-1, one at a time")
     p.add_argument("--no-record", action="store_true", help="do not write results rows")
+    p.add_argument("--search", action="store_true",
+                   help="choose --updates-per-round and --lr with Optuna on seeds 0 and 1 (never "
+                        "reported), each run stopped after --budget-s seconds of training; rows "
+                        "chess_search")
+    p.add_argument("--trials", type=positive_int("--trials", 1000), default=12,
+                   help="Optuna trials of --search (default 12)")
     p.set_defaults(func=cmd_chess_train)
 
 
@@ -49,6 +55,8 @@ def cmd_chess_train(args):
     chess_rung(cfg.version), chess_learner(cfg.learner)          # refuse before any work
     if cfg.seed + args.seeds > 2 ** 64:
         raise StudyError("--seed + --seeds must stay below 2^64")
+    if args.search:
+        return run_search(cfg, args)
     prog = Progress("chess-train")
     missed = 0
     for s in range(cfg.seed, cfg.seed + args.seeds):
@@ -71,6 +79,30 @@ def cmd_chess_train(args):
               f"learn {r['round_learn_s'].get('median', 0) * 1e3:.0f} ms")
         missed += not r["reached"]
     return 1 if missed else 0
+
+
+def run_search(cfg, args) -> int:
+    """--search: Optuna over U and the learning rate (training/chess_search.py)."""
+    from training.chess_search import SEEDS, SPACE, search
+    from .progress import Progress
+    if not cfg.budget_s:
+        raise StudyError("--search needs --budget-s (seconds of training per run, > 0)")
+    if not cfg.eval_every:
+        raise StudyError("--search needs --eval-every > 0 (its value is the score reached)")
+    prog = Progress("chess-search")
+    space = {k: list(v) for k, v in SPACE.items()}
+
+    def on_trial(row):
+        if not args.no_record:
+            results.append("chess_search", {"workload": "chess", "version": cfg.version,
+                                            "learner": cfg.learner, "config": cfg.to_dict(),
+                                            "space": space, **row})
+    best, trials = search(cfg, args.trials, SEEDS, progress=prog.note, on_trial=on_trial)
+    prog.clear()
+    done = sum(t["state"] == "complete" for t in trials)
+    print(f"chess search: {len(trials)} trials on seeds {', '.join(map(str, SEEDS))} "
+          f"({done} complete); best: {best}")
+    return 0 if best else 1
 
 
 def threads_for(rung) -> int:

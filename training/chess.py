@@ -49,6 +49,8 @@ class ChessTrainConfig(RunSettings, LearnConfig):
     eps_end: float = _h("final epsilon", default=0.05)
     eps_decay_rounds: int = _h("epsilon decays linearly over this many rounds", default=100)
     max_rounds: int = _h("stop after this many rounds", default=300)
+    budget_s: float = _h("stop once training (generate, store, learn; not scoring) has taken this "
+                         "many seconds, scoring at the stop (0: no limit)", default=0.0)
     eval_every: int = _h("rounds between two scorings of the greedy agent, and one at the end "
                          "(0: never score; a cost run)", default=50)
     eval_games: int = _h("games of each scoring", default=400)
@@ -70,6 +72,9 @@ class ChessTrainConfig(RunSettings, LearnConfig):
             v = getattr(self, name)
             need(isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 10 ** 9, name,
                  "an integer >= 0")
+        need(isinstance(self.budget_s, (int, float)) and not isinstance(self.budget_s, bool)
+             and math.isfinite(self.budget_s) and 0 <= self.budget_s <= 10 ** 6, "budget_s",
+             "a number of seconds in [0, 1e6]")
         for name in ("eps_start", "eps_end", "criterion"):
             v = getattr(self, name)
             need(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
@@ -176,7 +181,9 @@ def train(cfg: ChessTrainConfig, progress: Callable[[str], None] = None,
             learn_s.append(t3 - t2)
             if k < record_batches:
                 trace.append({"action": batch["action"].copy(), "losses": losses})
-            last = k + 1 == cfg.max_rounds
+            spent = sum(gen_s) + sum(store_s) + sum(learn_s)
+            out_of_time = bool(cfg.budget_s) and spent >= cfg.budget_s
+            last = k + 1 == cfg.max_rounds or out_of_time
             if cfg.eval_every and ((k + 1) % cfg.eval_every == 0 or last):
                 te = time.perf_counter()
                 ev = evaluate(cfg.version, w, cfg.eval_games, eval_seed, workers=cfg.workers)
@@ -192,6 +199,8 @@ def train(cfg: ChessTrainConfig, progress: Callable[[str], None] = None,
                     best = point
                 if ev["score"] >= cfg.criterion:
                     break
+            if out_of_time:
+                break
     finally:
         gen.close()
         learner.close()
