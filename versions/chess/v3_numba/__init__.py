@@ -1,0 +1,1 @@
+"""v3_numba (chess): the chess environment compiled with Numba, bitboards, its own move generator."""
