@@ -154,3 +154,25 @@ def test_chess_rows_never_enter_cartpoles_e2e_inputs(tmp_path, monkeypatch):
     rows = cmd_e2e.cartpole_rows("learner", False)
     assert [r["update_s"] for r in rows] == [1e-3]
     assert cmd_e2e.verified("learner_verification", "learner", False) == set()
+
+
+def test_the_search_section_names_the_chosen_trial(tmp_path):
+    from report.context import Context
+    from report.sections import chess_search
+    d = tmp_path / "res"
+    cfg = {**CFG, "budget_s": 30.0}
+    for trial, (u, lr, scores, state) in enumerate([(16, 1e-4, [0.55, 0.57], "complete"),
+                                                     (64, 3e-4, [0.61, 0.63], "complete"),
+                                                     (4, 5e-5, [0.50], "pruned")]):
+        row = {"workload": "chess", "version": "v5c_blocked_sparse", "learner": "l1_torch_eager",
+               "config": cfg, "space": {"updates_per_round": [4, 16, 64], "lr": ["log", 3e-5, 1e-3]},
+               "trial": trial, "params": {"updates_per_round": u, "lr": lr}, "seeds": [0, 1][:len(scores)],
+               "best_scores": scores, "rounds": [700] * len(scores), "train_s": [30.0] * len(scores),
+               "state": state}
+        if state == "complete":
+            row["value"] = sum(scores) / len(scores)
+        results.append("chess_search", row, directory=d)
+    text = chess_search.render(Context(results_dir=d, report_dir=tmp_path / "rep"))
+    assert "| 1 | 64 | 0.0003 | 0.610, 0.630 | 700, 700 | 0.620 | complete (chosen) |" in text
+    assert "| 2 | 4 | 5e-05 | 0.500 | 700 | - | pruned |" in text
+    assert "on seeds 0, 1" in text and "at most 0.025" in text

@@ -66,6 +66,8 @@ def search(base: ChessTrainConfig, n_trials: int, seeds: Tuple[int, ...] = SEEDS
             row.update(state="failed", error=f"{type(e).__name__}: {e}")
             raise
         finally:
+            if row["state"] == "running":          # Ctrl-C or SIGTERM: the row says so
+                row["state"] = "interrupted"
             trials.append(row)
             if on_trial:
                 on_trial(row)

@@ -183,17 +183,18 @@ def _round(r) -> float:
 
 
 def training_groups(c) -> list:
-    """The newest run of chess-train per (rung, learner) pair: lists of its per-seed rows,
-    the reference learner's pair first."""
+    """The newest run of chess-train per (rung, learner, U, learning rate): lists of its
+    per-seed rows, the reference learner's first."""
     groups = {}
     for r in c.rows("chess_train"):
         if r.get("curve"):
-            groups.setdefault((r["version"], r["learner"]), []).append(r)
+            cfg = r["config"]
+            groups.setdefault((r["version"], r["learner"], cfg["updates_per_round"], cfg["lr"]), []).append(r)
     for key, rows in groups.items():                      # its newest run only
         newest = max(r["run_id"] for r in rows)
         groups[key] = [r for r in rows if r["run_id"] == newest]
     ref = reference_name()
-    return [groups[k] for k in sorted(groups, key=lambda k: (k[1] != ref, k[1], version_key(k[0])))]
+    return [groups[k] for k in sorted(groups, key=lambda k: (k[1] != ref, k[1], version_key(k[0]), k[2], k[3]))]
 
 
 def training(c) -> str:
@@ -250,12 +251,18 @@ def estimate(c, groups, score) -> list:
     round: what each rung and learner buys the time to that agent, and the check of the
     estimate against each pair that was measured."""
     costs = c.latest("chess_round_costs", ("version", "learner"))
-    rounds = {}
+    if not costs:
+        return []
+    declared = {(x["config"]["updates_per_round"], x["config"]["lr"]) for x in costs}
+    rounds, other = {}, []
     for runs in groups:
         pts = [p for p in (first_reaching(r, score) for r in runs) if p]
-        if pts and runs[0]["learner"] not in rounds:
+        cfg = runs[0]["config"]
+        if (cfg["updates_per_round"], cfg["lr"]) not in declared:
+            other.append((runs, pts))
+        elif pts and runs[0]["learner"] not in rounds:
             rounds[runs[0]["learner"]] = statistics.median(p["round"] for p in pts)
-    if not costs or not rounds:
+    if not rounds:
         return []
     ref = reference_name()
     base = next((x for x in costs if x.get("baseline") and x["learner"] == ref), None)
@@ -286,6 +293,7 @@ def estimate(c, groups, score) -> list:
              "cost runs hold epsilon at its final value from round 0 and their replay holds a few "
              "thousand rows; a training run starts at epsilon 1 and fills "
              f"{groups[0][0]['config']['buffer_size']:,} rows.") if checks else ""
+    tail = searched(other, score, rounds[ref] * _round(base) if base and ref in rounds else None)
     return [f"**What each rung and learner buys the time to that agent.** The runs first scored "
             f"{score:.3f} or more after a median of "
             + ", ".join(f"{n:g} rounds with `{lr}`" for lr, n in rounds.items())
@@ -293,7 +301,28 @@ def estimate(c, groups, score) -> list:
             "pair's time is its learner's rounds x the pair's measured cost per round (*The "
             "poster's round*).", "",
             md_table(["Pair", "Rounds (median)", "Cost per round", "Estimated time", "vs v1 x L1"], body),
-            "", check, ""]
+            "", check, ""] + tail
+
+
+def searched(other, score, base_t) -> list:
+    """Runs at other settings than the cost runs' (the search's U and learning rate): their
+    measured training time to `score`, against the practitioner's estimated one."""
+    if not other:
+        return []
+    body = []
+    for runs, pts in other:
+        cfg = runs[0]["config"]
+        t = statistics.median(p["train_s"] for p in pts) if pts else None
+        body.append((f"`{runs[0]['version']}` x `{runs[0]['learner']}`", str(cfg["updates_per_round"]),
+                     f"{cfg['lr']:.3g}", f"{len(pts)}/{len(runs)}",
+                     f"{statistics.median(p['round'] for p in pts):g}" if pts else "-",
+                     fmt_time(t) if t is not None else f"not reached in {max(r['rounds'] for r in runs)} rounds",
+                     f"{base_t / t:.0f}x" if base_t and t else "-"))
+    return [f"**At the search's settings** (`chess-train --search`, below): measured training time "
+            f"to {score:.3f} (median over the seeds that reached it), beside the practitioner's "
+            f"estimated one (`v1_python` x the reference learner at the declared settings).", "",
+            md_table(["Pair", "U", "lr", "Seeds reaching it", "Rounds (median)", "Training time (median)",
+                      "vs v1 x L1"], body), ""]
 
 
 def curve_figure(c, groups):
