@@ -145,7 +145,9 @@ def parts() -> List[tuple]:
                 out.append((r.path / "NOTES.md", rung_block, r.name, w))
     for lr in sorted(discover.learners(), key=lambda x: number_key(x.number, x.name)):
         if lr.path is not None:
-            out.append((lr.path / "NOTES.md", learner_block, lr.name, None))
+            # a learner of another workload's network only (L4c: chess) is shown on that workload's rows
+            own = None if "cartpole" in lr.workloads else lr.workloads[0]
+            out.append((lr.path / "NOTES.md", learner_block, lr.name, own))
     from training.algorithm import algorithms
     for a in algorithms():
         if a.path is not None:

@@ -54,12 +54,17 @@ def learner_table(c) -> str:
     return ("### Chess's network in the learners\n\nLEARNER.md's update on chess's Q-network "
             "(1280-256-256-4672, batch 64, the masked Double DQN target; *Another workload's "
             "network*), verified before it is timed: the rows' expansion bit for bit, L1's first "
-            "loss against float64 NumPy, every other learner and device against L1 on the CPU. "
-            + (f"{flops / 1e6:,.0f} MFLOP an update, counted from the shapes. " if flops else "")
+            "loss against float64 NumPy, every other learner and device against L1 on the CPU "
+            "(50 updates: against the nearest of L1's three forms, LEARNER.md). "
+            + (f"{flops / 1e6:,.0f} MFLOP an update, counted from the shapes of the dense update; "
+               "GFLOP/s is that count over the time, so for `l4c_native_chess`, which skips "
+               "what the dense update computes and a row does not use (layer 1 over set bits, "
+               "layer 3 on the legal and taken rows; its NOTES.md), it is a dense-equivalent "
+               "rate, not executed work. " if flops else "")
             + "GPU rows come from a machine lent for that stage alone and are named with it."
             + gpu_line + "\n\n"
             + md_table(["Learner", "Device", "Threads", "Verification", "Time per update [IQR]",
-                        "GFLOP/s"], body) + "\n")
+                        "GFLOP/s (dense-equivalent)"], body) + "\n")
 
 
 def round_costs(c) -> str:
@@ -115,7 +120,7 @@ def round_costs(c) -> str:
     g = gpu_rounds(c)
     if g:
         out += [g, ""]
-    traj = c.latest("chess_trajectory", ("version",))
+    traj = sorted(c.latest("chess_trajectory", ("version",)), key=lambda t: version_key(t["version"]))
     if traj:
         body = [(f"`{t['version']}`", f"`{t['baseline']}`", t["rounds"], "yes" if t["ok"] else "**no**",
                  "; ".join(t.get("problems") or [])[:160]) for t in traj]

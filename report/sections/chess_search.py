@@ -29,9 +29,10 @@ def search(c) -> str:
     dom = "; ".join(f"{k} {tuple(v) if v and v[0] != 'log' else 'log-uniform ' + str(v[1]) + '..' + str(v[2])}"
                     for k, v in space.items())
     return ("### Choosing U and the learning rate\n\n"
-            f"`python -m harness chess-train --search --version {rows[0]['version']} --learner "
-            f"{rows[0]['learner']} --budget-s {cfg['budget_s']:g} --eval-every {cfg['eval_every']} "
-            f"--trials {len(rows)}` (run {run}): Optuna's TPE over {dom}, on seeds "
+            f"`python -m harness chess-train --search --version {rows[0]['version']} --workers "
+            f"{cfg.get('workers', 1)} --learner {rows[0]['learner']} --threads {cfg.get('threads', 1)} "
+            f"--budget-s {cfg['budget_s']:g} --eval-every {cfg['eval_every']} --max-rounds "
+            f"{cfg['max_rounds']} --trials {len(rows)}` (run {run}): Optuna's TPE over {dom}, on seeds "
             f"{', '.join(str(s) for s in rows[0]['seeds'])} (never reported), each run stopped after "
             f"{cfg['budget_s']:g} s of training and scored every {cfg['eval_every']} rounds over "
             f"{cfg['eval_games']} games; a trial's value is the mean over its seeds of each run's "
