@@ -72,6 +72,21 @@ def test_pairs_their_learners_rounds_and_the_estimate(tmp_path):
     # the check: 100 rounds x 0.406 s = 40.6 s against the run's 10 s at that scoring
     assert "`v5c_blocked_sparse` x `l1_torch_eager`: +306%" in text
     assert (tmp_path / "rep" / "figures" / "chess_training_curve.png").exists()
+    # runs at the search's settings (another lr): measured to 0.62 and to the criterion, and the
+    # practitioner's pair estimated at the same U (800 ms a round x the same rounds)
+    for seed, crit_at in ((100, 150), (101, None)):
+        curve = [{"round": 50, "score": 0.62, "train_s": 2.0}]
+        if crit_at:
+            curve.append({"round": crit_at, "score": 0.8, "train_s": 6.0})
+        results.append("chess_train", {"workload": "chess", "version": "v5c_blocked_sparse",
+                                       "learner": "l2_torch_compile", "seed": seed,
+                                       "config": {**CFG, "lr": 2e-4}, "rounds": 400,
+                                       "best_score": curve[-1]["score"], "reached": bool(crit_at),
+                                       "train_s": 12.0, "eval_s": 1.0, "round_gen_s": _spread(0.01),
+                                       "round_learn_s": _spread(0.03), "curve": curve}, directory=d)
+    text = chess_e2e.training(Context(results_dir=d, report_dir=tmp_path / "rep").for_workload("chess"))
+    assert "| `v5c_blocked_sparse` x `l2_torch_compile` | 16 | 0.0002 | 0.620 | 2/2 | 50 | 2 s | 40 s | 20x |" in text
+    assert "| `v5c_blocked_sparse` x `l2_torch_compile` | 16 | 0.0002 | 0.750 | 1/2 | 150 | 6 s | 120 s | 20x |" in text
 
 
 def test_the_stage_picks_the_fastest_measured_rung_and_verified_learners(tmp_path, monkeypatch):

@@ -167,6 +167,11 @@ def headline_markdown(ctx):
         extra.append(algorithms.headline(ctx))
     except Exception:
         pass
+    try:
+        from report.sections import chess_e2e
+        extra.append(chess_e2e.headline(ctx))
+    except Exception:
+        pass
     dates = sorted(r["time"][:10] for r in list(rnd.values()) + list(egr.values()))
     text += (f"\n\nMeasured on {ctx.machine_line} ({ctx.machine}), {dates[0]}"
              + (f" to {dates[-1]}" if dates[-1] != dates[0] else "")
