@@ -191,3 +191,30 @@ def test_the_search_section_names_the_chosen_trial(tmp_path):
     assert "| 1 | 64 | 0.0003 | 0.610, 0.630 | 700, 700 | 0.620 | complete (chosen) |" in text
     assert "| 2 | 4 | 5e-05 | 0.500 | 700 | - | pruned |" in text
     assert "on seeds 0, 1" in text and "at most 0.025" in text
+
+
+def test_the_chess_targets_are_stated_from_the_rows(tmp_path):
+    from report.context import Context
+    from report.sections import chess_targets
+    d = tmp_path / "res"
+    for v, policy, n, tps in (("v1_python", "random", 4096, 2000.0), ("v5_x", "random", 4096, 1.5e6),
+                              ("v1_python", "egreedy", 4096, 1000.0), ("v5_x", "egreedy", 4096, 2e5),
+                              ("v1_python", "random", 20, 2000.0), ("v5_x", "random", 20, 2e6)):
+        results.append("throughput", {"workload": "chess", "version": v, "title": v, "number": v[1],
+                                      "baseline": v == "v1_python", "policy": policy, "n_envs": n,
+                                      "steps": 32, "requested_steps": 32, "workers": 1,
+                                      "samples_s": [n * 32 / tps], "transitions_per_s": tps}, directory=d)
+    results.append("peers", {"workload": "chess", "peer": "fast_peer", "n_envs": 20, "plies_per_s": 1e5},
+                   directory=d)
+    for pos, nps, ok in (("start", 3e8, True), ("kiwipete", 9e7, True)):
+        results.append("perft", {"workload": "chess", "version": "v4_cpp", "position": pos, "depth": 4,
+                                 "nodes": 100, "correct": ok, "nodes_per_s": nps, "median_s": 1.0},
+                       directory=d)
+    text = chess_targets.render(Context(results_dir=d, report_dir=tmp_path / "rep"))
+    # 1.5 M / 2 k = 750x: not met, needs 2 M (1.33x the best rung's)
+    assert "random policy at N = 4,096: **not met**, `v5_x` 1.5 M transitions/s against v1's 2 k: 750x" in text
+    assert "Meeting it needs 2 M transitions/s with this v1 rate, 1.33x the best rung's." in text
+    assert "egreedy policy at N = 4,096: **met**" in text and "200x" in text
+    assert "the fastest peer, random, N = 20: **met**, `v5_x` against fast_peer (its plies / 2): 40.0x" in text
+    assert "`v4_cpp`'s perft >= 100 M nodes/s on one core, every count exact: **not met**" in text
+    assert "kiwipete depth 4: 90 M nodes/s" in text

@@ -1,0 +1,83 @@
+"""The chess ladder against its targets (the chess ladder's issue, "Targets"), each stated as
+met or not from this run's rows: the best rung over v1 at N = 4096 with either policy, the
+best rung over the fastest peer at the same N, and the C++ move generator's perft rate."""
+from __future__ import annotations
+
+from report.context import fmt_si
+from report.data import ladder_rows
+
+ORDER = 60.5
+WORKLOAD = "chess"
+N = 4096
+TARGETS = {"random": 1000.0, "egreedy": 100.0}      # best rung / v1 at N = 4096
+PEER_X = 10.0
+PERFT_NPS = 100e6
+
+
+def _met(ok: bool) -> str:
+    return "**met**" if ok else "**not met**"
+
+
+def ladder_targets(c) -> list:
+    out = []
+    for policy, want in TARGETS.items():
+        rows = ladder_rows(c, policy, N, 32)
+        base = next((r for r in rows if r.get("baseline")), None)
+        if not rows or base is None:
+            continue
+        best = max(rows, key=lambda r: r["transitions_per_s"])
+        x = best["transitions_per_s"] / base["transitions_per_s"]
+        line = (f"- Best rung >= {want:,.0f}x v1 with the {policy} policy at N = {N:,}: {_met(x >= want)}, "
+                f"`{best['version']}` {fmt_si(best['transitions_per_s'])} transitions/s against "
+                f"v1's {fmt_si(base['transitions_per_s'])}: {x:,.0f}x.")
+        if x < want:
+            line += (f" Meeting it needs {fmt_si(want * base['transitions_per_s'])} transitions/s "
+                     f"with this v1 rate, {want / x:.2f}x the best rung's.")
+        out.append(line)
+    return out
+
+
+def peer_target(c) -> list:
+    peers = [r for r in c.latest("peers", ("peer", "n_envs")) if not r.get("skipped")]
+    out = []
+    for n in sorted({r["n_envs"] for r in peers}):
+        at = [r for r in peers if r["n_envs"] == n]
+        rows = ladder_rows(c, "random", n, 32)
+        if not at or not rows:
+            continue
+        peer = max(at, key=lambda r: r["plies_per_s"])
+        best = max(rows, key=lambda r: r["transitions_per_s"])
+        x = best["transitions_per_s"] / (peer["plies_per_s"] / 2)
+        out.append(f"- Best rung >= {PEER_X:g}x the fastest peer, random, N = {n:,}: {_met(x >= PEER_X)}, "
+                   f"`{best['version']}` against {peer['peer']} (its plies / 2): {x:,.1f}x.")
+    if out:
+        out.append("- The same with the epsilon-greedy actor: no peer runs a network in its loop, "
+                   "so there is nothing to compare with.")
+    return out
+
+
+def perft_target(c) -> list:
+    rows = [r for r in c.latest("perft", ("version", "position", "depth"))]
+    if not rows:
+        return []
+    out = []
+    for v in sorted({r["version"] for r in rows}):
+        mine = [r for r in rows if r["version"] == v]
+        worst = min(mine, key=lambda r: r["nodes_per_s"])
+        exact = all(r.get("correct") for r in mine)
+        ok = exact and worst["nodes_per_s"] >= PERFT_NPS
+        out.append(f"- `{v}`'s perft >= {PERFT_NPS / 1e6:,.0f} M nodes/s on one core, every count "
+                   f"exact: {_met(ok)} ({'every count exact' if exact else 'a count is WRONG'}; the "
+                   f"slowest position, {worst['position']} depth {worst['depth']}: "
+                   f"{worst['nodes_per_s'] / 1e6:,.0f} M nodes/s).")
+    return out
+
+
+def render(ctx):
+    c = ctx.for_workload(WORKLOAD)
+    lines = ladder_targets(c) + peer_target(c) + perft_target(c)
+    if not lines:
+        return ""
+    return ("### The chess ladder against its targets\n\nFrom the rows above (one run; v1's own "
+            "rate moves between runs, so a ratio near a target is not a robust pass):\n\n"
+            + "\n".join(lines) + "\n")
