@@ -70,7 +70,7 @@ def test_pairs_their_learners_rounds_and_the_estimate(tmp_path):
     # 75 rounds x 46 ms = 3.45 s against 150 x 800 ms = 120 s: 34.8x
     assert "| `v5c_blocked_sparse` x `l2_torch_compile` | 75 | 46 ms | 3.45 s | 34.8x |" in text
     # the check: 100 rounds x 0.406 s = 40.6 s against the run's 10 s at that scoring
-    assert "`v5c_blocked_sparse` x `l1_torch_eager`: +306%" in text
+    assert "`v5c_blocked_sparse` x `l1_torch_eager` (lr 0.0001): +306%" in text
     assert (tmp_path / "rep" / "figures" / "chess_training_curve.png").exists()
     # runs at the search's settings (another lr): measured to 0.62 and to the criterion, and the
     # practitioner's pair estimated at the same U (800 ms a round x the same rounds)
@@ -204,7 +204,8 @@ def test_the_chess_targets_are_stated_from_the_rows(tmp_path):
                                       "baseline": v == "v1_python", "policy": policy, "n_envs": n,
                                       "steps": 32, "requested_steps": 32, "workers": 1,
                                       "samples_s": [n * 32 / tps], "transitions_per_s": tps}, directory=d)
-    results.append("peers", {"workload": "chess", "peer": "fast_peer", "n_envs": 20, "plies_per_s": 1e5},
+    results.append("peers", {"workload": "chess", "peer": "fast_peer", "policy": "random", "n_envs": 20,
+                             "plies_per_s": 1e5},
                    directory=d)
     for pos, nps, ok in (("start", 3e8, True), ("kiwipete", 9e7, True)):
         results.append("perft", {"workload": "chess", "version": "v4_cpp", "position": pos, "depth": 4,

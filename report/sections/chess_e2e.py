@@ -213,7 +213,9 @@ def training(c) -> str:
         out += [f"`python -m harness chess-train --version {runs[0]['version']} --learner "
                 f"{runs[0]['learner']} --workers {cfg.get('workers', 1)}"
                 + (f" --threads {cfg['threads']}" if cfg.get("threads", 1) > 1 else "")
-                + f" --seed {runs[0]['seed']} --seeds {len(runs)} --max-rounds {cfg['max_rounds']}` "
+                + f" --seed {runs[0]['seed']} --seeds {len(runs)} --max-rounds {cfg['max_rounds']}"
+                f" --updates-per-round {cfg['updates_per_round']} --lr {cfg['lr']:.6g}"
+                f" --eval-every {cfg['eval_every']}` "
                 f"(run {runs[0]['run_id']}): N = {cfg['envs']} x T = {cfg['steps']} a round, U = "
                 f"{cfg['updates_per_round']}, lr {cfg['lr']:g}, epsilon {cfg['eps_start']:g} to "
                 f"{cfg['eps_end']:g} over {cfg['eps_decay_rounds']} rounds, target copied every "
@@ -226,8 +228,11 @@ def training(c) -> str:
     allruns = [r for runs in groups for r in runs]
     crit = allruns[-1]["config"]["criterion"]
     common = min(r["best_score"] for r in allruns)
-    out += ["One run at a time, seeds never used for anything else, declared settings (not "
-            f"tuned). Each scoring: the greedy agent plays {allruns[-1]['config']['eval_games']} games "
+    from training.chess import ChessTrainConfig as D
+    out += ["One run at a time, seeds never used for anything else; U and the learning rate "
+            f"declared (U = {D.updates_per_round}, lr {D.lr:g}, not tuned) or, where the command "
+            "says so, the search's "
+            f"(*Choosing U and the learning rate*, below). Each scoring: the greedy agent plays {allruns[-1]['config']['eval_games']} games "
             "against the random mover (scoring time excluded from the training time). The "
             f"criterion is {crit:g}.", "",
             md_table(["Pair", "Seed", "Reached the criterion", "Rounds", "Best score", "Training time",
@@ -287,7 +292,7 @@ def estimate(c, groups, score) -> list:
         errs = [100 * (p["round"] * _round(own) - p["train_s"]) / p["train_s"]
                 for r, p in pts if p and own]
         if errs:
-            checks.append(f"`{runs[0]['version']}` x `{runs[0]['learner']}`: "
+            checks.append(f"`{runs[0]['version']}` x `{runs[0]['learner']}` (lr {runs[0]['config']['lr']:.3g}): "
                           f"{', '.join(f'{e:+.0f}%' for e in errs)} (seeds "
                           f"{', '.join(str(r['seed']) for r, p in pts if p)}; learning "
                           f"{_medians(runs, 'round_learn_s')} a round in these runs against "
@@ -328,8 +333,8 @@ def searched(other, score, base) -> list:
             body.append((f"`{runs[0]['version']}` x `{runs[0]['learner']}`", str(cfg["updates_per_round"]),
                          f"{cfg['lr']:.3g}", f"{target:.3f}", f"{len(pts)}/{len(runs)}",
                          f"{n:g}" if n is not None else f"not in {max(r['rounds'] for r in runs)}",
-                         fmt_time(t) if t is not None else "-",
-                         fmt_time(est) if est is not None else "-",
+                         _long(t) if t is not None else "-",
+                         _long(est) if est is not None else "-",
                          f"{est / t:.0f}x" if est and t else "-"))
     return [f"**At the search's settings** (`chess-train --search`, below), measured: the training "
             f"time to each score (median over the seeds that reached it; a seed that did not is "
@@ -340,6 +345,11 @@ def searched(other, score, base) -> list:
             f"follow one trajectory, so the ratio is an estimate no run of the slow pair checks.", "",
             md_table(["Pair", "U", "lr", "Score", "Seeds reaching it", "Rounds (median)",
                       "Training time (median)", "v1 x L1 at this U, estimated", "Ratio"], body), ""]
+
+
+def _long(s: float) -> str:
+    """A training time: minutes from ten minutes up."""
+    return f"{s / 60:.0f} min" if s >= 600 else fmt_time(s)
 
 
 def curve_figure(c, groups):

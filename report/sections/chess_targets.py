@@ -66,11 +66,22 @@ def perft_target(c) -> list:
         worst = min(mine, key=lambda r: r["nodes_per_s"])
         exact = all(r.get("correct") for r in mine)
         ok = exact and worst["nodes_per_s"] >= PERFT_NPS
-        out.append(f"- `{v}`'s perft >= {PERFT_NPS / 1e6:,.0f} M nodes/s on one core, every count "
-                   f"exact: {_met(ok)} ({'every count exact' if exact else 'a count is WRONG'}; the "
-                   f"slowest position, {worst['position']} depth {worst['depth']}: "
-                   f"{worst['nodes_per_s'] / 1e6:,.0f} M nodes/s).")
+        how = (f"({'every count exact' if exact else 'a count is WRONG'}; the slowest position, "
+               f"{worst['position']} depth {worst['depth']}: {worst['nodes_per_s'] / 1e6:,.0f} M nodes/s)")
+        if _cpp(v):
+            out.append(f"- `{v}`'s perft >= {PERFT_NPS / 1e6:,.0f} M nodes/s on one core, every count "
+                       f"exact: {_met(ok)} {how}.")
+        else:                                 # the target is the C++ generator's
+            out.append(f"- `{v}` (not C++, so not under that target), for scale: {how[1:-1]}.")
     return out
+
+
+def _cpp(version: str) -> bool:
+    from core.discover import get_rung
+    try:
+        return "C++" in get_rung(version, WORKLOAD).title
+    except Exception:
+        return True                       # a rung no longer here: judged as the target says
 
 
 def render(ctx):

@@ -13,13 +13,16 @@ from the OPPONENT stream) with the action given:
     net, v5c_blocked_sparse, v6_mpi  by native/build.sh from native.cmake here): the shared
     (any rung whose sources hold     chess core of versions/chess/common/include, which
     versions/chess/common/include)   every native rung's batch loop steps with
+    v3_numba                         NumbaStepper (numba_stepper.py): v3's own compiled move
+                                     generator and rules, its generate_batch's loop body
+                                     with the user's action in place of its pick
 
-A chess rung with neither (its own move generator) is refused with that reason. The
+A chess rung with none of these (its own move generator) is refused with that reason. The
 parallel and native rungs differ from these two only in their batch loop (v2: worker
 processes; v5: OpenMP threads over blocks of games; v6: MPI ranks) and their policy's
 network (v5b, v5c: sparse forwards of the greedy action). A per-step client runs neither --
 its loop and its policy are the user's -- so each steps through the rules its generator
-shares with the rest. Both steppers implement:
+shares with the rest. All three steppers implement:
 
     seed_game(i, seed)      game i from the start of its life under seed (episode 0; the
                             batch's env i under that seed)
@@ -50,6 +53,7 @@ from versions.chess.v1_python.rollout import Game, PythonChessGenerator, game_en
 NATIVE_MODULE = "_chess_stepper"
 PYTHON_VERSION = "v1_python"
 PYTHON_SOURCES = "versions/chess/v1_python"
+NUMBA_VERSION = "v3_numba"
 NATIVE_CORE = "versions/chess/common/include"
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -156,8 +160,8 @@ def native_stepper_available() -> Optional[str]:
 
 
 def resolve(version) -> Tuple[str, str]:
-    """(the rung's name, "python" or "native") for a chess rung's name, or StudyError in one
-    line (unknown, a CartPole rung, unavailable here). None: the native stepper if it is
+    """(the rung's name, "python", "numba" or "native") for a chess rung's name, or StudyError
+    in one line (unknown, a CartPole rung, unavailable here). None: the native stepper if it is
     built, else v1_python."""
     from core.discover import rungs, runnable_rung
     if version is None:
@@ -174,6 +178,8 @@ def resolve(version) -> Tuple[str, str]:
     rung = runnable_rung(version, "chess")              # StudyError if it cannot run here
     if rung.name == PYTHON_VERSION or PYTHON_SOURCES in rung.sources:
         return rung.name, "python"
+    if rung.name == NUMBA_VERSION:
+        return rung.name, "numba"
     if NATIVE_CORE not in rung.sources:
         raise StudyError(f"{rung.name} has no per-step stepper: ladder/Chess-v0 steps "
                          f"{PYTHON_VERSION}'s games and the rungs built on {NATIVE_CORE}")
@@ -187,5 +193,8 @@ def make_stepper(kind: str, n_envs: int):
     """A stepper of n_envs games (every game under seed 0 until seeded)."""
     if kind == "python":
         return PythonStepper(n_envs)
+    if kind == "numba":
+        from versions.chess.client.numba_stepper import NumbaStepper
+        return NumbaStepper(n_envs)
     from native.loader import require
     return require(NATIVE_MODULE).Stepper(int(n_envs))

@@ -126,25 +126,26 @@ REFERENCE_FORMS = ("float32, fused AdamW", "float32, foreach AdamW", "float64")
 
 
 class _Form:
-    """The reference learner (L1, learners/l1_torch_eager) made in one of REFERENCE_FORMS."""
+    """The reference learner (L1: learners/l1_torch_eager's TorchLearner, whose networks,
+    parameter lists, optimiser and step it exposes as policy, target, _pp, _tp, opt, step_fn
+    and expand) made in one of REFERENCE_FORMS other than its own."""
 
-    def __init__(self, form: str):
-        self.form = form
+    def __init__(self, reference, form: str):
+        self.reference, self.form = reference, form
 
     def make(self, cfg: LearnConfig, replay):
-        from learners.l1_torch_eager.torch_eager import TorchLearner
-        impl = TorchLearner(cfg, replay, fused=self.form == REFERENCE_FORMS[0])
+        impl = self.reference.make(cfg, replay)
+        torch = impl.torch
         if self.form == "float64":
-            torch = impl.torch
             impl.policy.double()
             impl.target.double()
             impl._pp, impl._tp = list(impl.policy.parameters()), list(impl.target.parameters())
-            impl.opt = torch.optim.AdamW(impl._pp, lr=cfg.lr, betas=(cfg.beta1, cfg.beta2),
-                                         eps=cfg.adam_eps, weight_decay=cfg.weight_decay, foreach=True)
-            impl.step_fn = impl.opt.step
             expand = impl.expand
             impl.expand = lambda t, rows: tuple(x.double() if x.is_floating_point() else x
                                                 for x in expand(t, rows))
+        impl.opt = torch.optim.AdamW(impl._pp, lr=cfg.lr, betas=(cfg.beta1, cfg.beta2),
+                                     eps=cfg.adam_eps, weight_decay=cfg.weight_decay, foreach=True)
+        impl.step_fn = impl.opt.step
         return impl
 
 
@@ -177,7 +178,7 @@ class ChessLearnerVerifier:
             self.progress(f"{self.reference.name}: chess reference runs, seed {seed}")
             cfg = chess_config(seed=seed, device="cpu")
             self._ref[seed, K] = {REFERENCE_FORMS[0]: run(self.reference, cfg, K),
-                                  **{f: run(_Form(f), cfg, K) for f in REFERENCE_FORMS[1:]}}
+                                  **{f: run(_Form(self.reference, f), cfg, K) for f in REFERENCE_FORMS[1:]}}
         return self._ref[seed, K]
 
     def verify(self, learner, device: Optional[str] = None) -> List[Outcome]:
