@@ -182,7 +182,8 @@ def resolve(version) -> Tuple[str, str]:
         return rung.name, "numba"
     if NATIVE_CORE not in rung.sources:
         raise StudyError(f"{rung.name} has no per-step stepper: ladder/Chess-v0 steps "
-                         f"{PYTHON_VERSION}'s games and the rungs built on {NATIVE_CORE}")
+                         f"{PYTHON_VERSION}'s games, {NUMBA_VERSION}'s and the rungs built on "
+                         f"{NATIVE_CORE}")
     why = native_stepper_available()
     if why:
         raise StudyError(f"{rung.name} steps through {NATIVE_MODULE}, which cannot load: {why}")
