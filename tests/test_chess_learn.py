@@ -131,3 +131,14 @@ def test_machine_ids_name_the_gpu_and_the_report_keeps_the_ladders_machine():
     known = [{"id": "gpu", "kinds": ["learner"]}, {"id": "cpu", "kinds": ["learner", "throughput"]}]
     assert report_machine(known) == "cpu"
     assert report_machine(known[:1]) == "gpu" and report_machine([]) is None
+
+
+def test_the_greedy_check_tells_other_weights_from_the_same():
+    from versions.chess.common.learn_verify import PROBES, greedy_check
+    from versions.chess.common.net import init_weights
+    w = init_weights(3)
+    same = greedy_check(w, w, "seed 3")
+    assert same.ok and f"0 of {PROBES}" in same.detail
+    other = dict(w, w3=np.random.default_rng(0).standard_normal(w["w3"].shape).astype(np.float32))
+    out = greedy_check(other, w, "seed 3")
+    assert not out.ok and "by more than a near tie" in out.detail

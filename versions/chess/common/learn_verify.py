@@ -7,7 +7,8 @@ On the chess fixture (common/learn.py: 8,192 transitions of egreedy play):
 2. The reference (L1 on the CPU): the loss of its first update equals LEARNER.md's loss
    recomputed here in float64 NumPy from the initial weights, with the masked Double DQN
    target (the next position's legal actions only; none legal: q' = 0), within 1e-5 relative.
-3. Every other learner, or L1 on another device: weights after 1 update and the K losses
+3. Every other learner, or L1 on another device: weights after 1 update, the K losses and
+   the greedy actions after K updates on 512 probe positions (equal, or a near tie)
    against L1 on the CPU, with the tolerances of CartPole's learner checks; weights after K
    updates by the part of the training's displacement that differs, per array,
    ||w - w_ref|| / ||w_ref - w_init|| <= DISPLACEMENT_RTOL. Not CartPole's max |difference|:
@@ -122,6 +123,32 @@ def reference_loss(cfg: LearnConfig) -> float:
     return float(np.mean(np.where(np.abs(x) < 1, 0.5 * x * x, np.abs(x) - 0.5)))
 
 
+PROBES = 512
+
+
+def greedy_check(got: dict, ref: dict, case: str) -> Outcome:
+    """The greedy action after K updates on PROBES positions of the fixture (the next
+    positions of its first rows that have a legal move), against the nearest form's: equal,
+    or a near tie under the form's Q-values (the contract's TIE_TOL, common/replay.py)."""
+    from .net import greedy, q_values
+    from .replay import TIE_TOL
+    u = learn.fixed_replay().data.view(np.uint64)
+    legal = mask_bool(u[:, learn.NEXT_MASK])
+    rows = np.flatnonzero(legal.any(1))[:PROBES]
+    x, legal = obs_inputs(u[rows, learn.NEXT_OBS]), legal[rows]
+    f32 = {k: v.astype(np.float32) for k, v in ref.items()}
+    qr = q_values(f32, x)
+    ag = greedy(q_values({k: v.astype(np.float32) for k, v in got.items()}, x), legal)
+    ar = greedy(qr, legal)
+    i = np.arange(len(rows))
+    differ = ag != ar
+    gap = qr[i, ar] - qr[i, ag]
+    bad = int((differ & (gap > TIE_TOL)).sum())
+    return Outcome(bad == 0, f"greedy actions after {K} updates", case,
+                   f"{int(differ.sum())} of {len(rows)} probe positions differ, {bad} by more than a "
+                   f"near tie ({TIE_TOL:g} in the form's Q)")
+
+
 REFERENCE_FORMS = ("float32, fused AdamW", "float32, foreach AdamW", "float64")
 
 
@@ -211,4 +238,5 @@ class ChessLearnerVerifier:
                                f"losses of {K} updates", case,
                                f"worst relative difference {rl:.3g} from that form (tolerance "
                                f"{LOSS_RTOL:g})"))
+            out.append(greedy_check(got["weights"], self.forms(seed)[form]["weights"], case))
         return out
