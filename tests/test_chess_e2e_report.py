@@ -219,3 +219,22 @@ def test_the_chess_targets_are_stated_from_the_rows(tmp_path):
     assert "the fastest peer, random, N = 20: **met**, `v5_x` against fast_peer (its plies / 2): 40.0x" in text
     assert "`v4_cpp`'s perft >= 100 M nodes/s on one core, every count exact: **not met**" in text
     assert "kiwipete depth 4: 90 M nodes/s" in text
+
+
+def test_the_generation_share_figure_reads_both_workloads(tmp_path):
+    from report.context import Context
+    from report.sections import share_figure
+    d = tmp_path / "res"
+    for seed, (gen, wall) in enumerate([(1.0, 10.0), (2.0, 10.0), (3.0, 10.0)]):
+        results.append("e2e", {"family": "ladder", "entry": "v4_cpp x l1_torch_eager", "label": "default",
+                               "mode": "alternating", "seed": seed, "gen_s": gen, "wall_s": wall,
+                               "solved": True, "budget_s": 30.0}, directory=d)
+    results.append("e2e", {"family": "ladder", "entry": "v4_cpp x l1_torch_eager", "label": "default",
+                           "mode": "overlapped", "seed": 9, "gen_s": 9.0, "wall_s": 10.0, "solved": True,
+                           "budget_s": 30.0}, directory=d)          # not an alternating run: left out
+    _cost(d, "v1_python", "l1_torch_eager", 0.3, 0.1, baseline=True)
+    ctx = Context(results_dir=d, report_dir=tmp_path / "rep")
+    assert share_figure.cartpole_shares(ctx) == {("v4_cpp", "l1_torch_eager"): pytest.approx(0.2)}
+    assert share_figure.chess_shares(ctx.for_workload("chess")) == {("v1_python", "l1_torch_eager"): pytest.approx(0.75)}
+    assert share_figure.figure(ctx.for_workload("chess")) == "figures/generation_share.png"
+    assert (tmp_path / "rep" / "figures" / "generation_share.png").exists()

@@ -117,6 +117,14 @@ def round_costs(c) -> str:
                     f"of {cfg['envs'] * cfg['steps']} against {fmt_time(l_)} learning on it "
                     f"({100 * g / _round(b):.0f}% of the round generating; the poster: 15 s "
                     f"against 0.1 s)." + gpu_reading(c, b, cfg["updates_per_round"]), ""]
+    from report.sections.share_figure import figure
+    fig = figure(c)
+    if fig:
+        out += ["Generation's share of a round down both ladders: CartPole's from `make e2e`'s "
+                "runs (alternating, default settings, median over seeds), chess's from the cost "
+                "runs above; one line per learner (dotted where it joins rungs that are not "
+                "neighbours: the learner ran with those rungs only).", "",
+                f"![Generation share of a round, both workloads]({fig})", ""]
     g = gpu_rounds(c)
     if g:
         out += [g, ""]
