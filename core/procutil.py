@@ -3,7 +3,7 @@
 Four things every part that starts a child process (v2's workers, v6's mpirun and ranks,
 the pipelined actor, the peers' children) shares:
 
-1. Owner tags. A shared-memory segment, temporary folder or temporary file that a run
+1. Owner tags (core/scratch.py). A shared-memory segment, temporary folder or temporary file that a run
    creates carries its owner in its name: ``study-<what>-<pid>-<start>-<random>``, where
    <start> is the owner's start time (clock ticks since boot, /proc/<pid>/stat field 22),
    so a recycled pid is never mistaken for the owner. `sweep()` removes such leftovers
@@ -34,18 +34,15 @@ the pipelined actor, the peers' children) shares:
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
-import tempfile
 import threading
 import time
-import uuid
-from pathlib import Path
 from typing import Iterable, Optional
 
-PREFIX = "study-"
-
+# item 1, owner tags and the sweep, lives in core/scratch.py; its names are procutil's too
+from .scratch import (PREFIX, new_name, owner_alive, owner_tag, shm_dir, start_time,  # noqa: F401
+                      sweep, sweep_tmp_files, tmp_dir)
 
 # ---- the policy's numbers (read at each use, so tests can lower them) -----------------
 
@@ -236,87 +233,6 @@ def over_deadline(clock: "Clock", cpu: CpuWatch, pids: Iterable[int]) -> bool:
         return False
     cpu.sample(pids, clock.used_s, every_s=0.2)     # a fresh look, against the last one
     return not (cpu.busy(pids) and clock.used_s <= hard_factor() * clock.limit_s)
-
-
-# ---- owner tags and the sweep ----------------------------------------------------------
-
-def start_time(pid: int) -> Optional[int]:
-    """Start time of a process (clock ticks since boot), None if it is gone or a zombie."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            fields = f.read().rsplit(b")", 1)[1].split()
-        if fields[0] in (b"Z", b"X"):
-            return None
-        return int(fields[19])
-    except (OSError, IndexError, ValueError):
-        return None
-
-
-def owner_tag(pid: Optional[int] = None) -> str:
-    pid = os.getpid() if pid is None else pid
-    return f"{pid}-{start_time(pid) or 0}"
-
-
-def new_name(what: str) -> str:
-    """A fresh owner-tagged name: study-<what>-<pid>-<start>-<random>."""
-    return f"{PREFIX}{what}-{owner_tag()}-{uuid.uuid4().hex[:8]}"
-
-
-def owner_alive(name: str) -> bool:
-    """Whether the owner named in an owner-tagged name still runs (unknown: True)."""
-    import re
-    m = re.search(r"-(\d+)-(\d+)-[0-9a-f]{8}(?:\.tmp)?$", name)
-    if not m or not os.path.exists("/proc/self/stat"):    # no /proc: never guess "dead"
-        return True
-    pid, start = int(m.group(1)), int(m.group(2))
-    now = start_time(pid)
-    return now is not None and (start == 0 or now == start)
-
-
-def tmp_dir() -> Path:
-    return Path(tempfile.gettempdir())
-
-
-def shm_dir() -> Optional[Path]:
-    return Path("/dev/shm") if os.path.isdir("/dev/shm") else None
-
-
-def sweep(places: Optional[Iterable[Path]] = None) -> int:
-    """Remove owner-tagged leftovers (study-*) of dead owners; returns how many."""
-    removed = 0
-    for base in places if places is not None else (shm_dir(), tmp_dir()):
-        if base is None:
-            continue
-        try:
-            entries = list(os.scandir(base))
-        except OSError:
-            continue
-        for e in entries:
-            if not e.name.startswith(PREFIX) or owner_alive(e.name):
-                continue
-            try:
-                if e.is_dir(follow_symlinks=False):
-                    shutil.rmtree(e.path, ignore_errors=True)
-                else:
-                    os.unlink(e.path)
-                removed += 1
-            except OSError:
-                pass
-    return removed
-
-
-def sweep_tmp_files(folder: Path, stem: str) -> None:
-    """Remove `.<stem>.study-*.tmp` files in `folder` left by dead writers."""
-    try:
-        for e in os.scandir(folder):
-            if e.name.startswith(f".{stem}.{PREFIX}") and e.name.endswith(".tmp") \
-                    and not owner_alive(e.name):
-                try:
-                    os.unlink(e.path)
-                except OSError:
-                    pass
-    except OSError:
-        pass
 
 
 # ---- thread pools pinned in a child's environment -----------------------------------------
