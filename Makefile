@@ -18,7 +18,7 @@ help:
 	@echo "make e2e        time to a trained agent: ours and the peers' libraries (about 2 hours: README)"
 	@echo "make test       the test suite"
 	@echo "make report     re-render report/ from results/"
-	@echo "make bench-gpu  the torch learners on a CUDA GPU, verified and timed (needs one)"
+	@echo "make bench-gpu  the torch learners on a CUDA GPU, verified and timed, and chess end to end with them (needs one)"
 	@echo "make microbench pytest-benchmark micro-benchmarks (env step, policy forward)"
 	@echo "make clean      remove the virtualenv and build outputs (results/ are kept)"
 
@@ -44,7 +44,8 @@ e2e: build
 	$(VPY) -m harness e2e $(BENCH_FLAGS); rc=$$?; $(VPY) -m harness report $(BENCH_FLAGS) && exit $$rc
 
 bench-gpu: setup
-	PY=$(VPY) bash scripts/gpu_learners.sh; rc=$$?; $(VPY) -m harness report && exit $$rc
+	PY=$(VPY) bash scripts/gpu_learners.sh; rc=$$?; PY=$(VPY) bash scripts/gpu_chess.sh || rc=1; \
+	$(VPY) -m harness report && exit $$rc
 
 report: setup
 	$(VPY) -m harness report

@@ -108,14 +108,17 @@ def isa_level(m: dict = None) -> str:
 
 
 def machine_id(m: dict = None) -> str:
-    """A stable folder name for a machine: CPU model, cores, memory (GiB, rounded), ISA level."""
+    """A stable folder name for a machine: CPU model, cores, memory (GiB, rounded), ISA level.
+    The cores are those this process may use: a run pinned to 2 of 16 cores (taskset) is a
+    2-core machine's, and its rows do not mix with the whole machine's."""
     import re
     m = m or machine()
     cpu = (m.get("cpu") or "unknown-cpu").lower()
     cpu = re.sub(r"\((r|tm)\)|\bcpu\b|@.*$", " ", cpu)
     slug = re.sub(r"[^a-z0-9]+", "-", cpu).strip("-") or "unknown-cpu"
     mem = m.get("memory_gib")
-    out = f"{slug}-{m.get('cores') or 0}c-{int(round(mem)) if mem else 0}g-{isa_level(m)}"
+    cores = min(c for c in (m.get("cores"), m.get("affinity")) if c) if m.get("cores") else 0
+    out = f"{slug}-{cores}c-{int(round(mem)) if mem else 0}g-{isa_level(m)}"
     gpu = m.get("gpu") or []
     if gpu:        # a GPU machine's learner rows are not a CPU-only machine's (same CPU or not)
         name = re.sub(r"[^a-z0-9]+", "-", gpu[0].lower().replace("nvidia", "")).strip("-")

@@ -127,6 +127,10 @@ def test_machine_ids_name_the_gpu_and_the_report_keeps_the_ladders_machine():
     assert machine_id(m) == "intel-xeon-processor-16c-126g-avx512"
     assert machine_id({**m, "gpu": ["NVIDIA H200"]}) == "intel-xeon-processor-16c-126g-avx512-h200"
     assert machine_id({**m, "gpu": ["NVIDIA H100 80GB HBM3"] * 2}).endswith("-2xh100-80gb-hbm3")
+    # pinned to 2 of the 16 cores (taskset): a 2-core machine's rows, kept apart
+    assert machine_id({**m, "affinity": 2, "gpu": ["NVIDIA H200"]}) == \
+        "intel-xeon-processor-2c-126g-avx512-h200"
+    assert machine_id({**m, "affinity": None}) == "intel-xeon-processor-16c-126g-avx512"
     assert "GPU NVIDIA H200" in describe({**m, "gpu": ["NVIDIA H200"]})
     known = [{"id": "gpu", "kinds": ["learner"]}, {"id": "cpu", "kinds": ["learner", "throughput"]}]
     assert report_machine(known) == "cpu"
