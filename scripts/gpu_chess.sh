@@ -9,7 +9,8 @@
 #     the GPU and L4c on the CPU;
 #  4. the fast rung x L2b trained to the criterion on seeds 100..102, at the settings the
 #     committed machine's search chose (its chess_search rows; --updates-per-round and --lr).
-# Usage: bash scripts/gpu_chess.sh  (PY=python3 by default). Each step runs under a time
+# Usage: bash scripts/gpu_chess.sh  (PY=python3 by default). A learner runs only after it passed
+# the chess learner checks on that device here (the newest learner_verification row). Each step runs under a time
 # limit, so that one that hangs loses no other's rows. GPU_CHESS_DEVICE=cpu and
 # GPU_CHESS_GPU_LEARNERS=l1_torch_eager run the plumbing on a machine without a GPU (tests).
 set -u
@@ -40,10 +41,25 @@ EOF
 ) || { echo "gpu_chess: no search to take U and lr from in $SEARCH_FROM" >&2; exit 2; }
 echo "gpu_chess: U = $U, lr = $LR (the search's choice in $SEARCH_FROM)"
 step() { echo "== $*"; timeout "$LIMIT" "$PY" -m harness "$@" || rc=1; }
+# a learner runs here only once it passed the chess learner checks on this device here
+# (harness learners --workload chess --device cuda; scripts/gpu_learners.sh)
+verified() {
+    [ "${GPU_CHESS_REQUIRE_VERIFIED:-1}" = 0 ] && return 0
+    "$PY" - "$1" "$2" <<'EOF' && return 0
+import sys
+from core import results
+rows = [r for r in results.load("learner_verification") if r.get("workload") == "chess"
+        and r["learner"] == sys.argv[1] and r.get("device", "cpu") == sys.argv[2]]
+sys.exit(0 if rows and rows[-1]["status"] == "passed" else 1)
+EOF
+    echo "gpu_chess: $1 has not passed the chess learner checks on $2 here; its runs are skipped" >&2
+    rc=1; return 1
+}
 
 step verify --workload chess --version "$FAST" --version v1_python
 COST=(--max-rounds "$ROUNDS" --eval-every 0 --learning-starts 640 --eps-start 0.05 --eps-end 0.05
       --updates-per-round "$U" --lr "$LR" --seed 0)
+verified "$TRAIN_LEARNER" "$DEV" || exit 1
 for w in 2 4 8 16; do
     step chess-train --version "$FAST" --workers "$w" --learner "$TRAIN_LEARNER" --device "$DEV" "${COST[@]}"
 done
@@ -60,10 +76,12 @@ EOF
 ) || W=2
 echo "gpu_chess: $FAST generates fastest at $W threads"
 for l in $GPU_LEARNERS; do
+    verified "$l" "$DEV" || continue
     step chess-train --version v1_python --learner "$l" --device "$DEV" "${COST[@]}"
     step chess-train --version "$FAST" --workers "$W" --learner "$l" --device "$DEV" "${COST[@]}"
 done
 for v in v1_python "$FAST"; do
+    verified l4c_native_chess cpu || break
     ww=1; [ "$v" = "$FAST" ] && ww=$W
     step chess-train --version "$v" --workers "$ww" --learner l4c_native_chess --threads 2 "${COST[@]}"
 done

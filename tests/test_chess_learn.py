@@ -146,3 +146,35 @@ def test_the_greedy_check_tells_other_weights_from_the_same():
     other = dict(w, w3=np.random.default_rng(0).standard_normal(w["w3"].shape).astype(np.float32))
     out = greedy_check(other, w, "seed 3")
     assert not out.ok and "by more than a near tie" in out.detail
+
+
+def test_l1_on_another_device_is_held_to_the_spread_of_its_own_forms(monkeypatch):
+    """L1 elsewhere (here: the CPU standing in for a GPU) is checked as the reference is, and
+    after 50 updates may be as far from L1's CPU forms as they are from one another; a learner
+    with a 1.5x learning rate under L1's name is farther than that."""
+    from versions.chess.common import learn_verify as lv
+    real = lv.run
+    monkeypatch.setattr(lv, "run", lambda lr, cfg, k: real(lr, dataclasses.replace(cfg, device="cpu"), k))
+    real_config = lv.chess_config
+    monkeypatch.setattr(lv, "chess_config", lambda **kw: real_config(**{**kw, "device": "cpu"}))
+    l1 = get_learner("l1_torch_eager")
+    ver = ChessLearnerVerifier(l1, seeds=(0,))
+    out = ver.verify(l1, device="cuda")
+    assert all(o.ok for o in out), [o for o in out if not o.ok]
+    checks = {o.check for o in out}
+    assert {"first loss against float64 NumPy", "weights after 1 update", "weights after 50 updates",
+            "greedy actions after 50 updates"} <= checks
+    disp, loss = lv.spread({0: ver.forms(0)})
+    assert 1e-3 < disp < 0.1 and loss > 1e-4          # float64 against float32 at seed 0
+    assert any("farthest two of L1's CPU forms" in o.detail for o in out)
+
+    def make(cfg, replay):
+        from learners.l1_torch_eager.torch_eager import TorchLearner
+        return TorchLearner(dataclasses.replace(cfg, lr=cfg.lr * 1.5), replay)
+    fast = dataclasses.replace(l1, make=make)
+    bad = {o.check for o in ver.verify(fast, device="cuda") if not o.ok}
+    assert "weights after 50 updates" in bad
+    # another learner on that device is compared with L1 there as well (a fourth form)
+    clone = dataclasses.replace(l1, name="l9_clone", reference=False)
+    out = ver.verify(clone, device="cuda")
+    assert all(o.ok for o in out) and (0, "cuda") in ver._ref      # L1 ran "there" as a form
