@@ -238,3 +238,32 @@ def test_the_generation_share_figure_reads_both_workloads(tmp_path):
     assert share_figure.chess_shares(ctx.for_workload("chess")) == {("v1_python", "l1_torch_eager"): pytest.approx(0.75)}
     assert share_figure.figure(ctx.for_workload("chess")) == "figures/generation_share.png"
     assert (tmp_path / "rep" / "figures" / "generation_share.png").exists()
+
+
+def test_a_gpu_machines_row_counts_only_after_its_learner_passed_there():
+    """report/sections/chess_gpu.py: a chess row of a GPU machine counts when the newest chess
+    learner check of its learner, on its device, on that machine, before it, passed."""
+    from report.sections.chess_gpu import cost_runs, counted
+
+    class Machine:
+        def __init__(self, rows):
+            self._rows = rows
+
+        def rows(self, kind):
+            return self._rows.get(kind, [])
+
+    def check(status, t):
+        return {"workload": "chess", "learner": "l2b_cuda_graphs", "device": "cuda", "status": status,
+                "time": f"2026-01-01T{t}+0000"}
+
+    def row(t, device="cuda", learner="l2b_cuda_graphs"):
+        return {"learner": learner, "version": "v1_python", "time": f"2026-01-01T{t}+0000", "run_id": t,
+                "config": {"device": device, "updates_per_round": 16}, "round_learn_s": _spread(0.01)}
+    g = Machine({"learner_verification": [check("failed", "10:05:00"), check("passed", "10:16:00")]})
+    assert not counted(g, row("10:00:00"))                       # before any check
+    assert not counted(g, row("10:06:00"))                       # after a failed one
+    assert counted(g, row("10:17:00"))
+    assert not counted(g, row("10:17:00", device="cpu"))         # checked on the GPU only
+    assert not counted(g, row("10:17:00", device="auto", learner="l4c_native_chess"))   # never checked
+    g._rows["chess_train"] = [row("10:06:00"), row("10:17:00")]
+    assert [r["run_id"] for r in cost_runs(g).values()] == ["10:17:00"]

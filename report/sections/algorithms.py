@@ -99,8 +99,42 @@ def render(ctx):
     out += e2e_line(ctx, g, base)
     out += (search_lines(ctx) + pqn_bound(g) + peer_pqn(ctx, base) + targets(ctx, g, base)
             + three_terms(ctx, g, base, best(g)) + three_terms_measured(ctx, g, base, best(g))
-            + bf16_line(ctx))
+            + other_machines(ctx) + bf16_line(ctx))
     return "\n".join(out) + "\n"
+
+
+def other_machines(ctx) -> List[str]:
+    """Recipes measured on other machines (their rows, named): the time target of their
+    instruction set where the machine (or the slice of it the run was pinned to) has 2 cores."""
+    from core import results
+    out = []
+    for m in results.machines(ctx.results_dir):
+        if m["id"] == ctx.machine or "algorithm" not in m.get("kinds", ()):
+            continue
+        o = ctx.for_machine(m["id"])
+        g = runs(o)
+        info = o.machine_info
+        cores = min(c for c in (info.get("cores"), info.get("affinity")) if c)
+        isa = "avx512" if "avx512f" in (info.get("simd") or []) else "avx2"
+        for name, rows in g.items():
+            s, r = stats(rows), rows[0]
+            if not s.get("time"):
+                continue
+            pinned = (f", pinned to {cores} of its {info['cores']} cores (taskset)"
+                      if cores < (info.get("cores") or cores) else "")
+            line = (f"**On another machine** ({o.machine_line}{pinned}; results/{m['id']}/, run "
+                    f"{r['run_id']}): `{name}` with `{r['version']}` x `{r['learner']}` ({r['threads']} "
+                    f"thread(s), kernels built for {kernel_isa(o, r) or '?'}), learner check "
+                    f"{r['learner_check']['status']}: {s['solved']}/{s['n']} solved, time to solved "
+                    f"{_q(s['time'], fmt_s)} (median [IQR]), slowest seed {slowest(s)}, updates "
+                    f"{_q(s.get('updates'))}.")
+            if cores == 2 and s["solved"] == s["n"]:
+                ok = s["time"][1] <= TARGET_S[isa]
+                line += (f" The {isa.upper()} target, at most {TARGET_S[isa]:g} s on a 2-core machine: "
+                         f"**{'met' if ok else 'not met'}**" + (" (on a 2-core slice of a larger machine, "
+                         "whose caches and memory the other cores leave idle)" if pinned else "") + ".")
+            out += [line, ""]
+    return out
 
 
 def headline(ctx) -> str:

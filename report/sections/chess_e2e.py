@@ -9,7 +9,7 @@ import statistics
 from core.rung import number_key
 from report.context import fmt_time, md_table
 from report.data import stale, version_key
-from report.sections.chess_gpu import gpu_reading, gpu_rounds
+from report.sections.chess_gpu import _long, gpu_reading, gpu_rounds, gpu_training
 
 ORDER = 61
 WORKLOAD = "chess"
@@ -310,9 +310,6 @@ def searched(other, score, base) -> list:
                       "Training time (median)", "v1 x L1 at this U, estimated", "Ratio"], body), ""]
 
 
-def _long(s: float) -> str:
-    """A training time: minutes from ten minutes up."""
-    return f"{s / 60:.0f} min" if s >= 600 else fmt_time(s)
 
 
 def curve_figure(c, groups):
@@ -337,7 +334,7 @@ def curve_figure(c, groups):
 
 def render(ctx):
     c = ctx.for_workload(WORKLOAD)
-    parts = [p for p in (learner_table(c), round_costs(c), training(c)) if p]
+    parts = [p for p in (learner_table(c), round_costs(c), training(c), gpu_training(c)) if p]
     return "\n".join(parts)
 
 

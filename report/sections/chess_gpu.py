@@ -3,7 +3,41 @@ round measured on a GPU machine (its rows, named), and the practitioner's round 
 fastest verified GPU learner as a reading across two machines."""
 from __future__ import annotations
 
+import statistics
+
 from report.context import fmt_time, md_table
+
+
+def learner_device(row) -> str:
+    """Where a chess_train row's learner ran: its --device, or the learner's own device."""
+    d = row["config"].get("device")
+    if d in ("cpu", "cuda"):
+        return d
+    from core.discover import get_learner
+    return get_learner(row["learner"]).device
+
+
+def counted(g, row) -> bool:
+    """A GPU machine's chess row counts when its learner had passed the chess learner checks on
+    the row's device on that machine before the row was written (the newest check before it)."""
+    dev = learner_device(row)
+    checks = [v for v in g.rows("learner_verification") if v.get("workload") == "chess"
+              and v["learner"] == row["learner"] and v.get("device", "cpu") == dev
+              and v["time"] <= row["time"]]
+    return bool(checks) and checks[-1]["status"] == "passed"
+
+
+def cost_runs(g) -> dict:
+    """The newest counted cost run (no scoring) per (rung, learner, device, U)."""
+    out = {}
+    for r in g.rows("chess_train"):
+        if not r.get("curve") and r.get("round_learn_s") and counted(g, r):
+            out[(r["version"], r["learner"], learner_device(r), r["config"]["updates_per_round"])] = r
+    return out
+
+
+def per_round(r) -> float:
+    return sum(r[k]["median"] for k in ("round_gen_s", "round_learn_s", "round_store_s"))
 
 
 def gpu_rounds(c) -> str:
@@ -12,26 +46,27 @@ def gpu_rounds(c) -> str:
     from report.sections.learners import gpu_machines
     out = []
     for g in gpu_machines(c):
-        rows = [r for r in g.rows("chess_train") if not r.get("curve") and r.get("round_learn_s")]
-        if not rows:
+        run_rows = cost_runs(g)
+        if not run_rows:
             continue
-        run_rows = {}
-        for r in rows:                        # newest per (rung, learner, device)
-            run_rows[(r["version"], r["learner"], r["config"].get("device"))] = r
+        rows = list(run_rows.values())
         body = []
-        for (v, l_, dev), r in sorted(run_rows.items()):
+        for (v, l_, dev, _), r in sorted(run_rows.items()):
             gs, ls = r["round_gen_s"]["median"], r["round_learn_s"]["median"]
-            body.append((f"`{v}` x `{l_}`", dev, fmt_time(gs), fmt_time(ls),
-                         f"{100 * gs / (gs + ls):.0f}%", r["rounds"]))
+            w = r["config"].get("workers", 1)
+            body.append((f"`{v}`" + (f" ({w} threads)" if w > 1 else "") + f" x `{l_}`", dev,
+                         str(r["config"]["updates_per_round"]), fmt_time(gs), fmt_time(ls),
+                         f"{100 * gs / (gs + ls):.0f}%", r["rounds"], r["run_id"]))
         cfg = rows[-1]["config"]
         out.append(f"**The poster's round, measured on a GPU machine** ({g.machine_line}; its rows, "
                    f"results/{g.machine}/, not this machine's): `chess-train` cost runs of "
-                   f"{rows[-1]['rounds']} rounds (N = {cfg['envs']}, T = {cfg['steps']}, U = "
-                   f"{cfg['updates_per_round']}, epsilon {cfg['eps_end']:g}, no scoring), python-chess "
-                   f"generating on that machine's CPU, the learner on its GPU or on one CPU core. "
-                   f"Medians per round.\n\n"
-                   + md_table(["Pair", "Learner's device", "Generate", "Learn", "Generation share",
-                               "Rounds"], body) + "\n")
+                   f"{rows[-1]['rounds']} rounds (N = {cfg['envs']}, T = {cfg['steps']}, epsilon "
+                   f"{cfg['eps_end']:g}, no scoring; `scripts/gpu_chess.sh`), generating on that "
+                   f"machine's CPU (the native rung with its fastest thread count there), the learner "
+                   f"on its GPU or its CPU. A row counts only if its learner had passed the chess "
+                   f"learner checks on that device there before it. Medians per round.\n\n"
+                   + md_table(["Pair", "Learner's device", "U", "Generate", "Learn", "Generation share",
+                               "Rounds", "Run"], body) + "\n")
     return "\n".join(out)
 
 
@@ -50,3 +85,91 @@ def gpu_reading(c, base, U) -> str:
             f"machines, not a measured run), so U = {U} updates take {fmt_time(learn)} and "
             f"`{base['version']}`'s generation would be {100 * g / (g + learn):.0f}% of the round: "
             f"the poster's regime. There, every rung's speed-up of generation is the loop's.")
+
+
+def _long(s: float) -> str:
+    """A training time: minutes from ten minutes up."""
+    return f"{s / 60:.0f} min" if s >= 600 else fmt_time(s)
+
+
+def _spread(xs) -> str:
+    xs = sorted(xs)
+    if len(xs) < 2:
+        return ""
+    q = statistics.quantiles(xs, n=4, method="inclusive")
+    return f" (IQR {fmt_time(q[0])}-{fmt_time(q[2])})"
+
+
+def gpu_training(c) -> str:
+    """Training to the criterion on a GPU machine (its rows, named): the newest counted run
+    per (rung, learner, device, U, lr), measured; each checked against its own estimate
+    (rounds x its cost run's cost per round); the practitioner's pair at the same U estimated
+    at the same rounds, and the baseline rung with the same learner (the same trajectory:
+    every rung plays the same batches, and the learner's arithmetic is the same)."""
+    from core.discover import reference_learner
+    from report.sections.learners import gpu_machines
+    out = []
+    for g in gpu_machines(c):
+        groups, uncounted = {}, [r for r in g.rows("chess_train") if r.get("curve") and not counted(g, r)]
+        for r in g.rows("chess_train"):
+            if r.get("curve") and counted(g, r):
+                cfg = r["config"]
+                groups.setdefault((r["version"], r["learner"], learner_device(r), cfg["updates_per_round"],
+                                   cfg["lr"]), []).append(r)
+        if not groups:
+            continue
+        costs, ref, lines = cost_runs(g), reference_learner().name, []
+        for (v, l_, dev, U, lr), rows in sorted(groups.items()):
+            newest = max(r["run_id"] for r in rows)
+            runs = [r for r in rows if r["run_id"] == newest]
+            done = [r for r in runs if r.get("reached")]
+            cfg = runs[0]["config"]
+            base = next((k for k in costs if k[0] == "v1_python" and k[1] == ref and k[2] == dev and k[3] == U), None)
+            same = next((k for k in costs if k[0] == "v1_python" and k[1] == l_ and k[2] == dev and k[3] == U), None)
+            own = costs.get((v, l_, dev, U))
+            lines += [f"**Trained to the criterion on the GPU machine** ({g.machine_line}; results/{g.machine}/): "
+                      f"`python -m harness chess-train --version {v} --workers {cfg['workers']} --learner {l_} "
+                      f"--device {dev} --updates-per-round {U} --lr {lr:.6g} --max-rounds {cfg['max_rounds']} "
+                      f"--eval-every {cfg['eval_every']} --seed {runs[0]['seed']} --seeds {len(runs)}` (run "
+                      f"{newest}; U and lr the committed machine's search's, *Choosing U and the learning "
+                      f"rate*). {len(done)}/{len(runs)} seeds reached {cfg['criterion']:g}.", ""]
+            if not done:
+                continue
+            t = statistics.median(r["train_s"] for r in done)
+            n = statistics.median(r["rounds"] for r in done)
+            body = [(f"`{v}` x `{l_}` ({dev})", "measured", f"{n:g}", fmt_time(t) + _spread([r["train_s"] for r in done]), "1x")]
+            twins = [u for u in uncounted if u["learner"] == l_ and u["version"] == v and u["config"] == cfg | {"seed": u["seed"]}]
+            same_curves = twins and all(any([p["score"] for p in u["curve"]] == [p["score"] for p in r["curve"]]
+                                            for r in runs if r["seed"] == u["seed"]) for u in twins)
+            if own:
+                errs = sorted(r["rounds"] * per_round(own) / r["train_s"] - 1 for r in done)
+                body.append((f"`{v}` x `{l_}` ({dev})", f"estimated: rounds x {fmt_time(per_round(own))} (run "
+                             f"{own['run_id']}); error per seed {', '.join(f'{e:+.0%}' for e in errs)}",
+                             f"{n:g}", _long(n * per_round(own)), f"{n * per_round(own) / t:.2f}x"))
+            for k, why in ((same, "the same trajectory"), (base, "the practitioner's pair; assumes its rounds")):
+                if k and k != (v, l_, dev, U):
+                    est = n * per_round(costs[k])
+                    body.append((f"`{k[0]}` x `{k[1]}` ({k[2]})", f"estimated: rounds x {fmt_time(per_round(costs[k]))} "
+                                 f"({why})", f"{n:g}", _long(est), f"**{est / t:.1f}x**"))
+            lines += [md_table(["Pair", "How", "Rounds (median)", "Training time (median)", "Against the measured pair"],
+                               body), ""]
+            if same_curves:
+                lines += [f"An earlier run of the same command on that machine ({', '.join(sorted({u['run_id'] for u in twins}))}; "
+                          f"not counted: the learner's newest check there before it had not passed) scored the same at "
+                          f"every scoring of every seed: L2b on the GPU replays bit for bit.", ""]
+            if base:
+                b = costs[base]
+                share = b["round_gen_s"]["median"] / per_round(b)
+                x = n * per_round(b) / t
+                lines += [f"Targets on this machine: the practitioner's loop (`v1_python` x `{ref}` on the GPU) "
+                          f"spends {share:.0%} of a round generating (>= 90%: {'**met**' if share >= 0.9 else '**not met**'}); "
+                          f"the best pair reaches the criterion {x:.0f}x sooner, estimated (>= 100x: "
+                          f"{'**met**' if x >= 100 else '**not met**'}"
+                          + (f"; it would take a round of {fmt_time(per_round(b) / 100)} or less, while this pair's "
+                             f"generation alone takes {fmt_time(own['round_gen_s']['median'])} and its {U} updates "
+                             f"{fmt_time(own['round_learn_s']['median'])}" if x < 100 and own else "")
+                          + f"). In the best pair's round the learner is "
+                          f"{costs[(v, l_, dev, U)]['round_learn_s']['median'] / per_round(own):.0%} of the time, "
+                          f"no longer negligible." if own else "", ""]
+        out += lines
+    return "\n".join(out)
