@@ -174,7 +174,8 @@ def render(ctx):
         bpt = workload(WORKLOAD).batch.bytes_per_transition
     except Exception:
         bpt = 0
-    parts = [p for p in (verification(c), ladder(c, bpt), breakdown(c), perft(c), peers(c)) if p]
+    from report.sections.chess_profile import render as phases
+    parts = [p for p in (verification(c), ladder(c, bpt), breakdown(c), phases(c), perft(c), peers(c)) if p]
     head = ctx.heading("## Chess: the workload where generation is the cost") + "\n\n"
     if not parts:
         return head + ("No chess rows for this machine yet: `make bench` measures them "

@@ -1,0 +1,97 @@
+"""Where a chess transition's time goes, phase by phase (rows chess_profile, written by
+`python -m harness chess-profile`): each phase of the game timed alone in bulk, times its
+calls in one random transition, against the ladder's measured random transition on one
+thread; the remainder is what the phases cost together (caches, branches) and the
+bookkeeping the profile leaves out. report/sections/chess.py places it."""
+from __future__ import annotations
+
+from report.context import md_table
+from report.data import stale
+
+NAMES = {"movegen_mask": "legal-move generation into the mask", "movegen_actions":
+         "legal moves listed, encoded as action ids", "mask_words": "the mask's words from the ids",
+         "make": "the move made", "push": "the move pushed (and popped)", "rules":
+         "repetition and game-end rules", "observation": "the observation", "pick":
+         "a random pick from a mask, the material count", "material": "the material count",
+         "copies": "copies of obs and mask into the batch"}
+MEASURED = {"cpp": "v4_cpp", "python-chess": "v1_python"}
+
+
+def _measured(ctx, version, n):
+    rows = [r for r in ctx.throughput() if r["version"] == version and r.get("policy") == "random"
+            and r["n_envs"] == n and r.get("workers", 1) == 1 and r.get("requested_steps", r["steps"]) == 32]
+    return 1e9 / rows[-1]["transitions_per_s"] if rows else None
+
+
+def table(ctx):
+    """(markdown, figure bars) of the newest row per engine."""
+    rows = ctx.latest("chess_profile", ("engine",))
+    if not rows:
+        return "", []
+    out, bars = [], []
+    for r in sorted(rows, key=lambda r: r["engine"] != "python-chess"):
+        ns = {p: q["median"] for p, q in r["phases"].items()}
+        shapes = [n for n, _ in r.get("shapes", [[20, 32]])]
+        body, sums = [], {n: 0.0 for n in shapes}
+        for p, calls in r["calls"].items():
+            per = {n: ns.get(f"{p}_n{n}", ns.get(p)) for n in shapes}
+            q = r["phases"].get(f"{p}_n{shapes[0]}", r["phases"].get(p))
+            for n in shapes:
+                sums[n] += calls * per[n]
+            body.append((NAMES.get(p, p), " / ".join(f"{per[n]:,.1f}" for n in shapes)
+                         + f" [{q['q1']:,.1f}-{q['q3']:,.1f}]", str(calls),
+                         *(f"{calls * per[n]:,.0f}" for n in shapes)))
+        meas = {n: _measured(ctx, MEASURED[r["engine"]], n) for n in shapes}
+        body.append(("**the phases, summed**", "", "", *(f"**{sums[n]:,.0f}**" for n in shapes)))
+        body.append((f"measured: `{MEASURED[r['engine']]}`, random, one thread", "", "",
+                     *(f"{meas[n]:,.0f}" if meas[n] else "-" for n in shapes)))
+        body.append(("the phases' share of it", "", "",
+                     *(f"{100 * sums[n] / meas[n]:.0f}%" if meas[n] else "-" for n in shapes)))
+        who = ("the C++ core (" + ", ".join(f"`{v}`" for v in r["versions"]) + ")"
+               if r["engine"] == "cpp" else "python-chess in `v1_python`")
+        out += [f"**{who}**" + (" †" if stale(r) else "") + f" (run {r['run_id']}; {r['positions']:,} "
+                f"positions, {r['reps']} passes a phase):", "",
+                md_table(["Phase", "ns a call" + (" (" + " / ".join(f"N = {n:,}" for n in shapes) + ")"
+                                                 if len(shapes) > 1 else "") + " [IQR]",
+                          "Calls a transition", *(f"ns a transition, N = {n:,}" for n in shapes)], body), ""]
+        for n in shapes:
+            if meas[n]:
+                parts = {p: r["calls"][p] * ns.get(f"{p}_n{n}", ns.get(p)) / meas[n] for p in r["calls"]}
+                bars.append((f"{'C++ core' if r['engine'] == 'cpp' else 'v1 (python-chess)'}, N = {n:,}", parts))
+    return "\n".join(out), bars
+
+
+def figure(ctx, bars) -> str:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(7.5, 0.6 + 0.55 * len(bars)))
+    names = list(dict.fromkeys(p for _, parts in bars for p in parts))
+    for y, (label, parts) in enumerate(bars):
+        left = 0.0
+        for i, p in enumerate(names):
+            w = 100 * parts.get(p, 0.0)
+            ax.barh(y, w, left=left, color=f"C{i}", label=NAMES.get(p, p) if y == 0 else None)
+            left += w
+        ax.barh(y, max(0.0, 100 - left), left=left, color="lightgrey", hatch="//",
+                label="not in any phase alone" if y == 0 else None)
+    ax.set_yticks(range(len(bars)), [b[0] for b in bars], fontsize=8)
+    ax.set_xlabel("% of the measured random transition (one thread)")
+    ax.set_xlim(0, max(100, max(100 * sum(p.values()) for _, p in bars)))
+    ax.legend(fontsize=6, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.35 if len(bars) < 4 else -0.2))
+    ax.set_title(f"Where a chess transition's time goes ({ctx.machine_line})", fontsize=8)
+    return ctx.savefig(fig, "chess_profile")
+
+
+def render(ctx) -> str:
+    md, bars = table(ctx)
+    if not md:
+        return ""
+    fig = figure(ctx, bars) if bars else ""
+    return ("**The game, phase by phase** (`python -m harness chess-profile`): each phase of a "
+            "random transition timed alone, in bulk, over the positions of uniform-random games, "
+            "times its calls in one transition, against the ladder's measured random transition "
+            "on one thread. What the sum leaves is what the phases cost together (the games' "
+            "state out of cache, mispredicted branches) and the bookkeeping no phase holds (the "
+            "random draws, the resets, assembling the batch).\n\n" + md
+            + (f"\n![Where a chess transition's time goes]({fig})\n" if fig else ""))
