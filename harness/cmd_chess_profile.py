@@ -54,7 +54,7 @@ def run(quick=False, positions=None, reps=None, progress=None) -> int:
     for n, t in SHAPES:
         d = require("_chess_profile").profile(k, 2024, reps, 2 * n * t)
         phases.update({p: _q(v) for p, v in d.items() if p not in ("copies", "positions")})
-        phases[f"copies_n{n}"] = _q(d["copies"])
+        phases[f"copies_n{n}"] = _q(d["copies"])        # step_n20 / step_n4096: the newest call's
     results.append("chess_profile", {"workload": "chess", "engine": "cpp",
                                      "versions": ["v4_cpp", "v5_openmp", "v5b_sparse_net", "v5c_blocked_sparse", "v6_mpi"],
                                      "positions": int(d["positions"]), "reps": reps, "phases": phases,

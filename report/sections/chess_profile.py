@@ -1,7 +1,7 @@
 """Where a chess transition's time goes, phase by phase (rows chess_profile, written by
 `python -m harness chess-profile`): each phase of the game timed alone in bulk, times its
-calls in one random transition, against the ladder's measured random transition on one
-thread; the remainder is what the phases cost together (caches, branches) and the
+calls in one random transition, against whole random transitions timed in the same run;
+the remainder is what the phases cost together (caches, branches) and the
 bookkeeping the profile leaves out. report/sections/chess.py places it."""
 from __future__ import annotations
 
@@ -14,13 +14,13 @@ NAMES = {"movegen_mask": "legal-move generation into the mask", "movegen_actions
          "repetition and game-end rules", "observation": "the observation", "pick":
          "a random pick from a mask, the material count", "material": "the material count",
          "copies": "copies of obs and mask into the batch"}
-MEASURED = {"cpp": "v4_cpp", "python-chess": "v1_python"}
+MEASURED = {"cpp": "the core's own step in C++, as `v4_cpp` plays it", "python-chess": "`v1_python`'s generate(32)"}
 
 
-def _measured(ctx, version, n):
-    rows = [r for r in ctx.throughput() if r["version"] == version and r.get("policy") == "random"
-            and r["n_envs"] == n and r.get("workers", 1) == 1 and r.get("requested_steps", r["steps"]) == 32]
-    return 1e9 / rows[-1]["transitions_per_s"] if rows else None
+def _measured(r, n):
+    """The engine's whole random transition at N = n, timed in the same run (T = 32, one thread)."""
+    q = r["phases"].get(f"step_n{n}")
+    return q["median"] if q else None
 
 
 def table(ctx):
@@ -41,9 +41,9 @@ def table(ctx):
             body.append((NAMES.get(p, p), " / ".join(f"{per[n]:,.1f}" for n in shapes)
                          + f" [{q['q1']:,.1f}-{q['q3']:,.1f}]", str(calls),
                          *(f"{calls * per[n]:,.0f}" for n in shapes)))
-        meas = {n: _measured(ctx, MEASURED[r["engine"]], n) for n in shapes}
+        meas = {n: _measured(r, n) for n in shapes}
         body.append(("**the phases, summed**", "", "", *(f"**{sums[n]:,.0f}**" for n in shapes)))
-        body.append((f"measured: `{MEASURED[r['engine']]}`, random, one thread", "", "",
+        body.append((f"measured in the same run: whole random transitions ({MEASURED[r['engine']]})", "", "",
                      *(f"{meas[n]:,.0f}" if meas[n] else "-" for n in shapes)))
         body.append(("the phases' share of it", "", "",
                      *(f"{100 * sums[n] / meas[n]:.0f}%" if meas[n] else "-" for n in shapes)))
@@ -76,7 +76,7 @@ def figure(ctx, bars) -> str:
         ax.barh(y, max(0.0, 100 - left), left=left, color="lightgrey", hatch="//",
                 label="not in any phase alone" if y == 0 else None)
     ax.set_yticks(range(len(bars)), [b[0] for b in bars], fontsize=8)
-    ax.set_xlabel("% of the measured random transition (one thread)")
+    ax.set_xlabel("% of a whole random transition timed in the same run (one thread)")
     ax.set_xlim(0, max(100, max(100 * sum(p.values()) for _, p in bars)))
     ax.legend(fontsize=6, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.35 if len(bars) < 4 else -0.2))
     ax.set_title(f"Where a chess transition's time goes ({ctx.machine_line})", fontsize=8)
@@ -90,8 +90,8 @@ def render(ctx) -> str:
     fig = figure(ctx, bars) if bars else ""
     return ("**The game, phase by phase** (`python -m harness chess-profile`): each phase of a "
             "random transition timed alone, in bulk, over the positions of uniform-random games, "
-            "times its calls in one transition, against the ladder's measured random transition "
-            "on one thread. What the sum leaves is what the phases cost together (the games' "
+            "times its calls in one transition, against whole random transitions timed in the "
+            "same run (one thread, T = 32). What the sum leaves is what the phases cost together (the games' "
             "state out of cache, mispredicted branches) and the bookkeeping no phase holds (the "
             "random draws, the resets, assembling the batch).\n\n" + md
             + (f"\n![Where a chess transition's time goes]({fig})\n" if fig else ""))

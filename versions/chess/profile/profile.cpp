@@ -7,7 +7,9 @@
 // the position reached (its legal-move generation into a mask, the repetition key and
 // history, the game-end rules), one observation, two picks from a mask (the agent's and
 // the opponent's), two material counts, and the copies of 2 x (obs + mask) into the batch.
+#include <algorithm>
 #include <chrono>
+#include <memory>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -16,6 +18,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "chess/env.hpp"
+#include "chess/qnet.hpp"
 #include "nb_common.hpp"
 
 namespace {
@@ -125,6 +128,25 @@ nb::dict profile(int64_t k, uint64_t seed, int reps, int64_t batch_rows) {
         }
         acc += bo[rows * OBS_WORDS - 1] + bm[0];
     });
+    // for reference, in the same run: whole random transitions of the core's own Generator
+    // (env.hpp) as v4 plays them, T = 32 steps of N games a pass, in C++ (no Python between)
+    for (int64_t N : {int64_t(20), int64_t(4096)}) {
+        constexpr int64_t T = 32;
+        Generator<QNet> gen(N, seed, false, 0.0);
+        std::vector<uint64_t> o(N * T * OBS_WORDS), m(N * T * MASK_WORDS), no(N * T * OBS_WORDS),
+            nm(N * T * MASK_WORDS);
+        std::vector<int64_t> a(N * T);
+        std::vector<float> rw(N * T);
+        std::unique_ptr<bool[]> te(new bool[N * T]), tr(new bool[N * T]);
+        std::vector<uint8_t> en(N * T);
+        const BatchOut b{o.data(), m.data(), a.data(), rw.data(), no.data(), nm.data(), te.get(), tr.get(),
+                         en.data()};
+        const int passes = int(std::max<int64_t>(1, k / (N * T)));
+        for (int q = 0; q < 8; ++q) gen.generate(T, b);        // past the openings
+        out[("step_n" + std::to_string(N)).c_str()] = timed(size_t(N * T * passes), reps, [&] {
+            for (int q = 0; q < passes; ++q) gen.generate(T, b);
+        });
+    }
     sink = acc;
     out["positions"] = n;
     return out;

@@ -5,7 +5,8 @@ its step timed alone, in bulk, over the same positions of uniform-random games f
 A random transition of v1 is two plies, each a push and python-chess's game-end rules
 (rollout.game_end), the legal moves listed and encoded as action ids twice (the agent's
 position and the opponent's), the agent's mask built from its ids once, one observation,
-two material counts (and two random picks, which are cheap and not timed)."""
+two material counts (and two random picks, which are cheap and not timed). For reference,
+v1's whole transition is timed in the same run (step_n20)."""
 from __future__ import annotations
 
 import random
@@ -65,4 +66,11 @@ def profile(k: int, seed: int, reps: int) -> Dict[str, List[float]]:
             b.push(moves[j])
             b.pop()
     out["push"] = _timed(k, reps, push_pop)         # a pop included: its cost is an upper bound
+    # for reference, in the same run: v1's whole random transitions, N = 20 games x T = 32
+    from core.api import GenConfig
+    from core.discover import get_rung
+    with get_rung("v1_python", "chess").make_generator(GenConfig(n_envs=20, seed=seed, policy="random")) as g:
+        for _ in range(2):
+            g.generate(32)                           # past the openings
+        out["step_n20"] = _timed(640, max(3, reps // 3), lambda: g.generate(32))
     return out
