@@ -14,6 +14,10 @@ NAMES = {"movegen_mask": "legal-move generation into the mask", "movegen_actions
          "repetition and game-end rules", "observation": "the observation", "pick":
          "a random pick from a mask, the material count", "material": "the material count",
          "copies": "copies of obs and mask into the batch"}
+CATEGORY = {"movegen_mask": "legal-move generation", "movegen_actions": "legal-move generation",
+            "mask_words": "the mask's words", "make": "the move", "push": "the move",
+            "rules": "repetition and end rules", "observation": "the observation",
+            "pick": "picks, material", "material": "picks, material", "copies": "copies into the batch"}
 MEASURED = {"cpp": "the core's own step in C++, as `v4_cpp` plays it", "python-chess": "`v1_python`'s generate(32)"}
 
 
@@ -66,15 +70,17 @@ def figure(ctx, bars) -> str:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(7.5, 0.6 + 0.55 * len(bars)))
-    names = list(dict.fromkeys(p for _, parts in bars for p in parts))
+    seen = set()
     for y, (label, parts) in enumerate(bars):
         left = 0.0
-        for i, p in enumerate(names):
-            w = 100 * parts.get(p, 0.0)
-            ax.barh(y, w, left=left, color=f"C{i}", label=NAMES.get(p, p) if y == 0 else None)
-            left += w
+        for p, share in parts.items():
+            cat = CATEGORY.get(p, p)
+            ax.barh(y, 100 * share, left=left, color=f"C{list(CATEGORY.values()).index(cat) if cat in CATEGORY.values() else 7}",
+                    label=None if cat in seen else cat)
+            seen.add(cat)
+            left += 100 * share
         ax.barh(y, max(0.0, 100 - left), left=left, color="lightgrey", hatch="//",
-                label="not in any phase alone" if y == 0 else None)
+                label="not in any phase alone" if y == len(bars) - 1 else None)
     ax.set_yticks(range(len(bars)), [b[0] for b in bars], fontsize=8)
     ax.set_xlabel("% of a whole random transition timed in the same run (one thread)")
     ax.set_xlim(0, max(100, max(100 * sum(p.values()) for _, p in bars)))

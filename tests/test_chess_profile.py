@@ -1,0 +1,50 @@
+"""harness chess-profile (versions/chess/profile/): every phase of a chess transition timed
+alone, with whole transitions timed in the same run; one-line refusals of bad input."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _harness(tmp_path, *args):
+    env = {**os.environ, "STUDY_RESULTS_DIR": str(tmp_path)}
+    return subprocess.run([sys.executable, "-m", "harness", "chess-profile", *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_rows_of_both_engines(tmp_path):
+    from native.loader import available
+    if available("_chess_profile"):
+        pytest.skip(available("_chess_profile"))
+    p = _harness(tmp_path, "--positions", "300", "--reps", "2")
+    assert p.returncode == 0, p.stderr[-2000:]
+    rows = [json.loads(x) for f in tmp_path.glob("*/chess_profile.jsonl") for x in f.read_text().splitlines()]
+    by = {r["engine"]: r for r in rows}
+    assert set(by) == {"cpp", "python-chess"}
+    cpp, py = by["cpp"], by["python-chess"]
+    assert set(cpp["calls"]) == {"movegen_mask", "make", "rules", "observation", "pick", "copies"}
+    for key in ("movegen_mask", "make", "rules", "observation", "pick", "copies_n20", "copies_n4096",
+                "step_n20", "step_n4096"):
+        q = cpp["phases"][key]
+        assert 0 < q["q1"] <= q["median"] <= q["q3"] and len(q["samples"]) == 2
+    # move generation is the core's largest phase, and the phases do not exceed a whole step
+    ns = {k: v["median"] for k, v in cpp["phases"].items()}
+    assert ns["movegen_mask"] == max(ns[k] for k in cpp["calls"] if k != "copies")
+    assert sum(c * ns.get(k, ns.get(f"{k}_n20", 0)) for k, c in cpp["calls"].items()) < 1.5 * ns["step_n20"]
+    assert set(py["calls"]) <= set(py["phases"]) and py["phases"]["step_n20"]["median"] > 1e4
+    assert cpp["positions"] == 300 and py["positions"] == 300
+
+
+@pytest.mark.parametrize("args, text", [(("--positions", "0"), "--positions must be an integer"),
+                                         (("--reps", "x"), "--reps must be an integer")])
+def test_bad_input_is_one_line(tmp_path, args, text):
+    p = _harness(tmp_path, *args)
+    assert p.returncode == 2 and text in p.stderr and "Traceback" not in p.stderr
+    assert not list(tmp_path.glob("*/chess_profile.jsonl"))
