@@ -74,31 +74,9 @@ from versions.cartpole.common.rendering import RENDER_FPS, RENDER_MODES, CartPol
 from versions.cartpole.common.stepping import HIGH, default_stepper, numpy_step  # noqa: F401
 from versions.cartpole.common.vector_infos import add_episode_stats, same_step_infos, wrapped_by_stats_recorder
 from versions.cartpole.common.registration import spec_for
+from versions.cartpole.common.vector_args import parse_autoreset_mode, resolve_version
 
 SAME, NEXT, DISABLED = AutoresetMode.SAME_STEP, AutoresetMode.NEXT_STEP, AutoresetMode.DISABLED
-
-
-def parse_autoreset_mode(mode) -> AutoresetMode:
-    """An AutoresetMode from itself, its value ("NextStep") or its name ("NEXT_STEP")."""
-    if isinstance(mode, AutoresetMode):
-        return mode
-    for m in AutoresetMode:
-        if isinstance(mode, str) and mode in (m.value, m.name, m.name.lower()):
-            return m
-    raise InvalidArgument(f"autoreset_mode must be one of {', '.join(m.name for m in AutoresetMode)} "
-                          f"(gymnasium.vector.AutoresetMode), got {mode!r}")
-
-
-def _resolve_version(version):
-    """(rung or stand-in, its name or None) for a version name, a Rung, a module or None."""
-    if version is None:
-        return None, None
-    if isinstance(version, str):
-        from core.discover import runnable_rung
-        rung = runnable_rung(version)           # StudyError, one line, if unknown/unavailable
-        return rung, rung.name
-    name = getattr(version, "name", None)
-    return version, name if isinstance(name, str) and name else None
 
 
 class RungVectorEnv(CollectPath, VectorEnv):
@@ -135,7 +113,7 @@ class RungVectorEnv(CollectPath, VectorEnv):
         self.observation_space = batch_space(self.single_observation_space, n)
         self.action_space = batch_space(self.single_action_space, n)
 
-        self.version_module, self.version_name = _resolve_version(version)
+        self.version_module, self.version_name = resolve_version(version)
         self.stepper_workers = int(stepper_workers)
         self._make_stepper()
         self._user_factory = generator_factory
@@ -385,7 +363,7 @@ class RungVectorEnv(CollectPath, VectorEnv):
 
     def __setstate__(self, d):
         self.__dict__.update(d)
-        self.version_module, _ = _resolve_version(self.version_name)
+        self.version_module, _ = resolve_version(self.version_name)
         self._make_stepper()
         self._renderer = CartPoleRenderer()
 
