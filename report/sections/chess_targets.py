@@ -33,8 +33,25 @@ def ladder_targets(c) -> list:
         if x < want:
             line += (f" Meeting it needs {fmt_si(want * base['transitions_per_s'])} transitions/s "
                      f"with this v1 rate, {want / x:.2f}x the best rung's.")
+            line += movegen_bound(c, best, base)
         out.append(line)
     return out
+
+
+def movegen_bound(c, best, base) -> str:
+    """The ceiling that legal-move generation alone puts on random play (chess-profile's rows):
+    its calls a transition x its time a call, spread over the machine's cores."""
+    prof = [r for r in c.latest("chess_profile", ("engine",)) if r["engine"] == "cpp"]
+    cores = (c.machine_info or {}).get("cores")
+    if not prof or not cores:
+        return ""
+    r = prof[0]
+    ns = r["calls"]["movegen_mask"] * r["phases"]["movegen_mask"]["median"]
+    ceiling = cores * 1e9 / ns
+    return (f" The C++ core's two legal-move generations a transition alone take {ns:,.0f} ns "
+            f"(chess-profile, run {r['run_id']}): on {cores} cores they cap random play at "
+            f"{fmt_si(ceiling)} transitions/s, {ceiling / base['transitions_per_s']:,.0f}x this v1; "
+            f"the best rung reaches {100 * best['transitions_per_s'] / ceiling:.0f}% of that cap.")
 
 
 def peer_target(c) -> list:
