@@ -9,6 +9,7 @@ two material counts (and two random picks, which are cheap and not timed). For r
 v1's whole transition is timed in the same run (step_n20)."""
 from __future__ import annotations
 
+import gc
 import random
 import time
 from typing import Callable, Dict, List
@@ -37,12 +38,19 @@ def positions(k: int, seed: int) -> List[chess.Board]:
 
 
 def _timed(n: int, reps: int, body: Callable[[], None]) -> List[float]:
+    """ns per call of each of reps passes, the garbage collector off (as pytest-benchmark's
+    --benchmark-disable-gc): a collection would land in whichever phase allocates."""
     body()
     out = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        body()
-        out.append((time.perf_counter() - t0) / n * 1e9)
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            body()
+            out.append((time.perf_counter() - t0) / n * 1e9)
+    finally:
+        gc.enable()
     return out
 
 
