@@ -9,7 +9,7 @@ import statistics
 from core.rung import number_key
 from report.context import fmt_time, md_table
 from report.data import stale, version_key
-from report.sections.chess_gpu import _long, gpu_reading, gpu_rounds, gpu_training
+from report.sections.chess_gpu import _long, gpu_headline, gpu_reading, gpu_rounds, gpu_training
 
 ORDER = 61
 WORKLOAD = "chess"
@@ -363,4 +363,4 @@ def headline(ctx) -> str:
                     f"reached a score of {r0['config']['criterion']:g} in {len(done)}/{len(runs)} seeds "
                     f"(median {fmt_time(statistics.median(r['train_s'] for r in done))} of training, "
                     f"{statistics.median(r['rounds'] for r in done):g} rounds).")
-    return out
+    return out + gpu_headline(c)

@@ -173,3 +173,30 @@ def gpu_training(c) -> str:
                           f"no longer negligible." if own else "", ""]
         out += lines
     return "\n".join(out)
+
+
+def gpu_headline(c) -> str:
+    """One README sentence per GPU machine with a counted training run that reached the
+    criterion: its median training time, and the practitioner's pair there estimated."""
+    from core.discover import reference_learner
+    from report.sections.learners import gpu_machines
+    out = ""
+    for g in gpu_machines(c):
+        runs = [r for r in g.rows("chess_train") if r.get("curve") and counted(g, r)]
+        if not runs:
+            continue
+        newest = max(r["run_id"] for r in runs)
+        runs = [r for r in runs if r["run_id"] == newest]
+        done = [r for r in runs if r.get("reached")]
+        if not done:
+            continue
+        r0, U = runs[0], runs[0]["config"]["updates_per_round"]
+        t = statistics.median(r["train_s"] for r in done)
+        n = statistics.median(r["rounds"] for r in done)
+        base = cost_runs(g).get(("v1_python", reference_learner().name, "cuda", U))
+        out += (f" On a GPU machine ({g.machine_line}), `{r0['version']}` x `{r0['learner']}` on its "
+                f"GPU reached {r0['config']['criterion']:g} in {len(done)}/{len(runs)} seeds, a median "
+                f"{fmt_time(t)} of training"
+                + (f", {n * per_round(base) / t:.0f}x sooner than `v1_python` x `{base['learner']}` on "
+                   f"the same GPU, estimated at the same rounds" if base else "") + ".")
+    return out
