@@ -9,10 +9,11 @@
 #     the GPU and L4c on the CPU;
 #  4. the fast rung x L2b trained to the criterion on seeds 100..102, at the settings the
 #     committed machine's search chose (its chess_search rows; --updates-per-round and --lr).
-# Usage: bash scripts/gpu_chess.sh  (PY=python3 by default). A learner runs only after it passed
-# the chess learner checks on that device here (the newest learner_verification row). Each step runs under a time
-# limit, so that one that hangs loses no other's rows. GPU_CHESS_DEVICE=cpu and
-# GPU_CHESS_GPU_LEARNERS=l1_torch_eager run the plumbing on a machine without a GPU (tests).
+# Usage: bash scripts/gpu_chess.sh  (PY=python3 by default). A learner runs only after it
+# passed the chess learner checks on that device here (the newest learner_verification row;
+# L4c's are run here when missing). Each step runs under a time limit, so that one that hangs
+# loses no other's rows. GPU_CHESS_DEVICE=cpu and GPU_CHESS_GPU_LEARNERS=l1_torch_eager run the
+# plumbing on a machine without a GPU (tests).
 set -u
 PY=${PY:-python3}
 DEV=${GPU_CHESS_DEVICE:-cuda}
@@ -80,6 +81,9 @@ for l in $GPU_LEARNERS; do
     step chess-train --version v1_python --learner "$l" --device "$DEV" "${COST[@]}"
     step chess-train --version "$FAST" --workers "$W" --learner "$l" --device "$DEV" "${COST[@]}"
 done
+saved=$rc        # L4c not checked here yet is not a failure: check it now
+verified l4c_native_chess cpu 2>/dev/null || {
+    rc=$saved; step learners --workload chess --learner l4c_native_chess --no-solve; }
 for v in v1_python "$FAST"; do
     verified l4c_native_chess cpu || break
     ww=1; [ "$v" = "$FAST" ] && ww=$W

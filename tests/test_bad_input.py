@@ -144,6 +144,9 @@ CASES = [
     ("gen-out-parent-is-file", ["generate", *V1, "--out", "{file}/x.npz"], "not a folder"),
     ("gen-out-long-name", ["generate", *V1, "--out", "{tmp}/" + LONG + ".npz"], "too long"),
     ("gen-out-long-name-no-suffix", ["generate", *V1, "--out", "{tmp}/" + LONG], "too long"),
+    # -- chess-profile (where a chess transition's time goes)
+    ("chess-profile-positions-0", ["chess-profile", "--positions", "0"], "--positions must be an integer in [1,"),
+    ("chess-profile-reps-huge", ["chess-profile", "--reps", "5000"], "--reps must be an integer in [1,"),
     # -- perft (the chess rungs' move generators)
     ("perft-fen-garbage", ["perft", "--version", "v4_cpp", "--fen", "not a fen", "--depth", "1"], "does not parse"),
     ("perft-fen-illegal", ["perft", "--version", "v4_cpp", "--fen", "8/8/8/8/8/8/8/8 w - - 0 1", "--depth", "1"],
