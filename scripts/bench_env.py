@@ -112,7 +112,7 @@ def main(argv=None) -> int:
     p.add_argument("--clock", choices=("wall", "cpu"), default="wall")
     p.add_argument("--json", action="store_true")
     a = p.parse_args(argv)
-    from versions.cartpole.common.vector_env import parse_autoreset_mode
+    from versions.gym_adapter.args import parse_autoreset_mode
     r = bench_step_vs_generate(a.version, a.envs, a.steps, a.T, a.rounds, threads=a.threads,
                                autoreset_mode=parse_autoreset_mode(a.mode), clock=a.clock)
     if a.json:

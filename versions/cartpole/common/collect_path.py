@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from versions.cartpole.common.gym_errors import InvalidArgument
+from versions.gym_adapter.errors import InvalidArgument
 
 
 class CollectPath:

@@ -17,7 +17,7 @@ RENDER_FPS = 50
 
 def check_render_mode(render_mode: Optional[str]) -> Optional[str]:
     if render_mode is not None and render_mode not in RENDER_MODES:
-        from versions.cartpole.common.gym_errors import InvalidArgument
+        from versions.gym_adapter.errors import InvalidArgument
         raise InvalidArgument(f"render_mode must be None or 'rgb_array', got {render_mode!r} "
                               "(for a window, wrap the env in gymnasium's HumanRendering)")
     return render_mode

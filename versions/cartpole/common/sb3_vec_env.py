@@ -22,7 +22,7 @@ from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices
 
 from versions.cartpole.common import stepping as S
-from versions.cartpole.common.vector_infos import monitor_episode
+from versions.gym_adapter.infos import monitor_episode
 
 
 class RungSB3VecEnv(VecEnv):

@@ -16,7 +16,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from versions.cartpole.common.gym_errors import InvalidArgument
+from versions.gym_adapter.errors import InvalidArgument
 from versions.cartpole.common.rendering import RENDER_FPS, RENDER_MODES
 from versions.cartpole.common.vector_env import DISABLED, RungVectorEnv
 

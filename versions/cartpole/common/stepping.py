@@ -12,7 +12,7 @@ import numpy as np
 
 from core import rng
 from versions.cartpole.common import cartpole as cp
-from versions.cartpole.common.gym_errors import InvalidArgument, describe
+from versions.gym_adapter.errors import InvalidArgument, describe
 
 HIGH = np.array([cp.X_THRESHOLD * 2, np.inf, cp.THETA_THRESHOLD * 2, np.inf], np.float32)
 

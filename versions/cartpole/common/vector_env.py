@@ -31,7 +31,7 @@ Gymnasium's conventions (matched to SyncVectorEnv(CartPole-v1) in tests/test_cli
                   is refused. metadata["autoreset_mode"] says which.
   statistics      infos["episode"] = {"r", "l", "t"} with "_episode", as Gymnasium's vector
                   RecordEpisodeStatistics writes them, when episodes end
-                  (episode_statistics=False: none; vector_infos.py for the details).
+                  (episode_statistics=False: none; versions/gym_adapter/infos.py for the details).
   seeding         reset(seed=s) restarts every env's episode counter under s, so initial
                   states are WORKLOAD.md's (any rung's, for seed s); it also seeds the
                   action and observation spaces and np_random (np_random_seed == s). Without
@@ -69,12 +69,12 @@ from native.stepper import NativeStepper  # noqa: F401  (re-exported for rungs' 
 from versions.cartpole.common import cartpole as cp
 from versions.cartpole.common.collect_path import CollectPath, weights_from_torch  # noqa: F401
 from versions.cartpole.common import stepping as S
-from versions.cartpole.common.gym_errors import EnvClosed, InvalidArgument, NeedsReset
+from versions.gym_adapter.errors import EnvClosed, InvalidArgument, NeedsReset
 from versions.cartpole.common.rendering import RENDER_FPS, RENDER_MODES, CartPoleRenderer, check_render_mode
 from versions.cartpole.common.stepping import HIGH, default_stepper, numpy_step  # noqa: F401
-from versions.cartpole.common.vector_infos import add_episode_stats, same_step_infos, wrapped_by_stats_recorder
+from versions.gym_adapter.infos import add_episode_stats, same_step_infos, wrapped_by_stats_recorder
 from versions.cartpole.common.registration import spec_for
-from versions.cartpole.common.vector_args import parse_autoreset_mode, resolve_version
+from versions.gym_adapter.args import parse_autoreset_mode, resolve_version
 
 SAME, NEXT, DISABLED = AutoresetMode.SAME_STEP, AutoresetMode.NEXT_STEP, AutoresetMode.DISABLED
 

@@ -13,7 +13,7 @@ from typing import Optional
 import gymnasium as gym
 import numpy as np
 
-from versions.cartpole.common.gym_errors import InvalidArgument, NeedsReset, describe
+from versions.gym_adapter.errors import InvalidArgument, NeedsReset, describe
 from versions.chess.client.spaces import LegalDiscrete
 from versions.chess.client.vector_env import DISABLED, ChessVectorEnv
 from versions.chess.common.encoding import mask_bool

@@ -42,9 +42,9 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from versions.cartpole.common import stepping as S
-from versions.cartpole.common.gym_errors import EnvClosed, InvalidArgument, NeedsReset, describe
-from versions.cartpole.common.vector_env import parse_autoreset_mode
-from versions.cartpole.common.vector_infos import same_step_infos, wrapped_by_stats_recorder
+from versions.gym_adapter.errors import EnvClosed, InvalidArgument, NeedsReset, describe
+from versions.gym_adapter.args import parse_autoreset_mode
+from versions.gym_adapter.infos import same_step_infos, wrapped_by_stats_recorder
 from versions.chess.client.registration import spec_for
 from versions.chess.client.spaces import OBS_MODES, LegalDiscrete, LegalMultiDiscrete, observation_space
 from versions.chess.client.stepper import make_stepper, resolve

@@ -1,4 +1,5 @@
-"""The errors RungVectorEnv raises for bad use, typed so that Gymnasium-style handlers catch them.
+"""The errors the ladder's Gymnasium clients raise for bad use (CartPole's RungVectorEnv and
+single env, chess's client), typed so that Gymnasium-style handlers catch them.
 
 Gymnasium is not uniform here: an invalid action fails CartPoleEnv's `assert
 action_space.contains(action)` (AssertionError) or SyncVectorEnv's zip(strict=True)

@@ -1,5 +1,6 @@
-"""The infos dict of RungVectorEnv.step(), built with array operations, only on steps where
-episodes end (on other steps infos is {} as in SyncVectorEnv).
+"""The infos dict of a ladder vector env's step() (CartPole's RungVectorEnv, chess's client),
+built with array operations, only on steps where episodes end (on other steps infos is {} as
+in SyncVectorEnv).
 
 Same-step autoreset (SyncVectorEnv, AutoresetMode.SAME_STEP):
     final_obs    object array [N]: the final observation (float32 [4]) where an episode

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gymnasium.vector import AutoresetMode
 
-from versions.cartpole.common.gym_errors import InvalidArgument
+from versions.gym_adapter.errors import InvalidArgument
 
 
 def parse_autoreset_mode(mode) -> AutoresetMode:
