@@ -93,46 +93,6 @@ def _as_array(x) -> Optional[np.ndarray]:
         return None
 
 
-def check_reset_mask(mask, n: int) -> np.ndarray:
-    """options["reset_mask"] as Gymnasium 1.3's SyncVectorEnv checks it."""
-    if not isinstance(mask, np.ndarray):
-        raise InvalidArgument(f"options['reset_mask'] must be a numpy array, got {describe(mask)}")
-    if mask.shape != (n,):
-        raise InvalidArgument(f"options['reset_mask'] must have shape ({n},), got {mask.shape}")
-    if mask.dtype != np.bool_:
-        raise InvalidArgument(f"options['reset_mask'] must have dtype bool, got {mask.dtype}")
-    if not mask.any():
-        raise InvalidArgument("options['reset_mask'] must select at least one environment")
-    return mask
-
-
-def _is_seed(s) -> bool:
-    return isinstance(s, (int, np.integer)) and not isinstance(s, (bool, np.bool_)) and s >= 0
-
-
-def parse_seed(seed, n: int):
-    """reset(seed=...) as Gymnasium reads it: None; an int s (env i gets s + i in
-    SyncVectorEnv: here one counter-based stream, WORKLOAD.md's keys under s); or a list
-    of n ints or Nones. Returns None, ("int", s) or ("list", [seed or None per env]); a
-    list s, s+1, ..., s+n-1 is the int s, as in Gymnasium."""
-    if seed is None:
-        return None
-    if _is_seed(seed):
-        return ("int", int(seed))
-    if isinstance(seed, (list, tuple, np.ndarray)):
-        seeds = list(seed)
-        if len(seeds) != n or not all(s is None or _is_seed(s) for s in seeds):
-            raise InvalidArgument(f"a list of seeds must hold {n} non-negative ints or Nones, "
-                                  f"got {describe(seed)}")
-        if all(s is None for s in seeds):
-            return None
-        if seeds[0] is not None and all(s == seeds[0] + i for i, s in enumerate(seeds)):
-            return ("int", int(seeds[0]))
-        return ("list", [None if s is None else int(s) for s in seeds])
-    raise InvalidArgument(f"seed must be a non-negative int, a list of {n} of them, or None; "
-                          f"got {describe(seed)}")
-
-
 def keys_for_seed_list(seeds, k_reset: np.ndarray) -> np.ndarray:
     """k_reset with env i re-keyed under seeds[i] (where not None): key(seeds[i], RESET, i)."""
     out = k_reset.copy()

@@ -74,7 +74,7 @@ from versions.cartpole.common.rendering import RENDER_FPS, RENDER_MODES, CartPol
 from versions.cartpole.common.stepping import HIGH, default_stepper, numpy_step  # noqa: F401
 from versions.gym_adapter.infos import add_episode_stats, same_step_infos, wrapped_by_stats_recorder
 from versions.cartpole.common.registration import spec_for
-from versions.gym_adapter.args import parse_autoreset_mode, resolve_version
+from versions.gym_adapter.args import check_reset_mask, parse_autoreset_mode, parse_seed, resolve_version
 
 SAME, NEXT, DISABLED = AutoresetMode.SAME_STEP, AutoresetMode.NEXT_STEP, AutoresetMode.DISABLED
 
@@ -149,11 +149,11 @@ class RungVectorEnv(CollectPath, VectorEnv):
                 raise InvalidArgument(f"reset options {unknown} are not supported (only "
                                       "'reset_mask'; initial states come from WORKLOAD.md's RNG)")
             if "reset_mask" in options:
-                mask = S.check_reset_mask(options["reset_mask"], n)
+                mask = check_reset_mask(options["reset_mask"], n)
                 if self._needs_reset:
                     raise NeedsReset("the first reset() must reset every environment "
                                      "(no reset_mask)")
-        parsed = S.parse_seed(seed, n)
+        parsed = parse_seed(seed, n)
         sel = np.arange(n) if mask is None else np.flatnonzero(mask)
         if parsed is not None:
             kind, value = parsed

@@ -41,9 +41,8 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from versions.cartpole.common import stepping as S
 from versions.gym_adapter.errors import EnvClosed, InvalidArgument, NeedsReset, describe
-from versions.gym_adapter.args import parse_autoreset_mode
+from versions.gym_adapter.args import check_reset_mask, parse_autoreset_mode, parse_seed
 from versions.gym_adapter.infos import same_step_infos, wrapped_by_stats_recorder
 from versions.chess.client.registration import spec_for
 from versions.chess.client.spaces import OBS_MODES, LegalDiscrete, LegalMultiDiscrete, observation_space
@@ -102,10 +101,10 @@ class ChessVectorEnv(VectorEnv):
             unknown = sorted(set(options) - {"reset_mask"})
             if unknown:
                 raise InvalidArgument(f"reset options {unknown} are not supported (only 'reset_mask')")
-            mask = S.check_reset_mask(options["reset_mask"], n)
+            mask = check_reset_mask(options["reset_mask"], n)
             if self._needs_reset:
                 raise NeedsReset("the first reset() must reset every environment (no reset_mask)")
-        parsed = S.parse_seed(seed, n)
+        parsed = parse_seed(seed, n)
         sel = np.arange(n) if mask is None else np.flatnonzero(mask)
         reseed = np.zeros(n, np.bool_)
         if parsed is not None:
