@@ -87,7 +87,7 @@ def learner_block(ctx, name: str) -> Optional[str]:
                     if "update_spread" in r and r.get("device") != "cuda"),
                    key=lambda r: (number_key(r.get("number", ""), r["learner"]), r["threads"]))
     rows = [r for r in every if r.get("learner") == name]
-    gpu = gpu_lines(ctx, name)
+    gpu = gpu_lines(ctx, name) + chess_gpu_lines(ctx, name)
     if not rows:                 # a learner this machine cannot run (l2b: no GPU) says why
         skip = [r for r in ctx.latest("learner_verification", ("learner",))
                 if r.get("learner") == name and r.get("status") == "skipped" and r.get("reason")]
@@ -133,6 +133,30 @@ def gpu_lines(ctx, name: str) -> List[str]:
                    f"{fmt_time(r['update_s'])} per update [IQR {fmt_time(sp['q1'])}-{fmt_time(sp['q3'])}]"
                    + (f" ({_x(base['update_s'] / r['update_s'])} L1 on one CPU core of that machine)"
                       if base else ""))
+    return out
+
+
+def chess_gpu_lines(ctx, name: str) -> List[str]:
+    """Chess's network on a GPU (when the block is CartPole's): the learner's verified time per
+    update there, and its counted training runs to the chess criterion (report/sections/chess_gpu.py)."""
+    if getattr(ctx, "workload", None) == "chess":
+        return []
+    import statistics
+    from report.sections.chess_gpu import counted
+    from report.sections.learners import gpu_machines
+    c = ctx.for_workload("chess")
+    out = [x.replace("- On a GPU (", "- Chess's network, on a GPU (", 1) for x in gpu_lines(c, name)]
+    for g in gpu_machines(c):
+        runs = [r for r in g.rows("chess_train") if r.get("curve") and r["learner"] == name and counted(g, r)]
+        if not runs:
+            continue
+        newest = max(r["run_id"] for r in runs)
+        runs = [r for r in runs if r["run_id"] == newest]
+        done = [r for r in runs if r.get("reached")]
+        if done:
+            out.append(f"- Chess trained on that GPU (run {newest}): `{runs[0]['version']}` x `{name}` reached "
+                       f"{runs[0]['config']['criterion']:g} in {len(done)}/{len(runs)} seeds, a median "
+                       f"{fmt_time(statistics.median(r['train_s'] for r in done))} of training")
     return out
 
 
