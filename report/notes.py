@@ -142,21 +142,17 @@ def chess_gpu_lines(ctx, name: str) -> List[str]:
     if getattr(ctx, "workload", None) == "chess":
         return []
     import statistics
-    from report.sections.chess_gpu import counted
+    from report.sections.chess_gpu import trained
     from report.sections.learners import gpu_machines
     c = ctx.for_workload("chess")
     out = [x.replace("- On a GPU (", "- Chess's network, on a GPU (", 1) for x in gpu_lines(c, name)]
     for g in gpu_machines(c):
-        runs = [r for r in g.rows("chess_train") if r.get("curve") and r["learner"] == name and counted(g, r)]
-        if not runs:
-            continue
-        newest = max(r["run_id"] for r in runs)
-        runs = [r for r in runs if r["run_id"] == newest]
-        done = [r for r in runs if r.get("reached")]
-        if done:
-            out.append(f"- Chess trained on that GPU (run {newest}): `{runs[0]['version']}` x `{name}` reached "
-                       f"{runs[0]['config']['criterion']:g} in {len(done)}/{len(runs)} seeds, a median "
-                       f"{fmt_time(statistics.median(r['train_s'] for r in done))} of training")
+        for runs in trained(g, name).values():
+            done = [r for r in runs if r.get("reached")]
+            if done:
+                out.append(f"- Chess trained on that GPU (run {runs[0]['run_id']}): `{runs[0]['version']}` x `{name}` reached "
+                           f"{runs[0]['config']['criterion']:g} in {len(done)}/{len(runs)} seeds, a median "
+                           f"{fmt_time(statistics.median(r['train_s'] for r in done))} of training")
     return out
 
 

@@ -10,6 +10,7 @@ from core.rung import number_key
 from report.context import fmt_time, md_table
 from report.data import stale, version_key
 from report.sections.chess_gpu import _long, gpu_headline, gpu_reading, gpu_rounds, gpu_training
+from report.sections.chess_gpu import per_round as _round
 
 ORDER = 61
 WORKLOAD = "chess"
@@ -144,10 +145,6 @@ def round_costs(c) -> str:
 def reference_name() -> str:
     from core.discover import reference_learner
     return reference_learner().name
-
-
-def _round(r) -> float:
-    return sum(r[k]["median"] for k in ("round_gen_s", "round_learn_s", "round_store_s"))
 
 
 def training_groups(c) -> list:

@@ -36,6 +36,18 @@ def cost_runs(g) -> dict:
     return out
 
 
+def trained(g, learner=None) -> dict:
+    """The newest counted training run (rows with a curve) per (rung, learner, device, U, lr):
+    key -> its per-seed rows."""
+    groups = {}
+    for r in g.rows("chess_train"):
+        if r.get("curve") and (learner is None or r["learner"] == learner) and counted(g, r):
+            cfg = r["config"]
+            groups.setdefault((r["version"], r["learner"], learner_device(r), cfg["updates_per_round"],
+                               cfg["lr"]), []).append(r)
+    return {k: [r for r in rows if r["run_id"] == max(x["run_id"] for x in rows)] for k, rows in groups.items()}
+
+
 def per_round(r) -> float:
     return sum(r[k]["median"] for k in ("round_gen_s", "round_learn_s", "round_store_s"))
 
@@ -93,11 +105,11 @@ def _long(s: float) -> str:
 
 
 def _spread(xs) -> str:
-    xs = sorted(xs)
+    from core.measure import quartiles
     if len(xs) < 2:
         return ""
-    q = statistics.quantiles(xs, n=4, method="inclusive")
-    return f" (IQR {fmt_time(q[0])}-{fmt_time(q[2])})"
+    q1, _, q3 = quartiles(xs)               # below 4 values: the range
+    return f" ({'IQR' if len(xs) >= 4 else 'range'} {fmt_time(q1)}-{fmt_time(q3)})"
 
 
 def gpu_training(c) -> str:
@@ -110,18 +122,13 @@ def gpu_training(c) -> str:
     from report.sections.learners import gpu_machines
     out = []
     for g in gpu_machines(c):
-        groups, uncounted = {}, [r for r in g.rows("chess_train") if r.get("curve") and not counted(g, r)]
-        for r in g.rows("chess_train"):
-            if r.get("curve") and counted(g, r):
-                cfg = r["config"]
-                groups.setdefault((r["version"], r["learner"], learner_device(r), cfg["updates_per_round"],
-                                   cfg["lr"]), []).append(r)
+        groups = trained(g)
         if not groups:
             continue
+        uncounted = [r for r in g.rows("chess_train") if r.get("curve") and not counted(g, r)]
         costs, ref, lines = cost_runs(g), reference_learner().name, []
-        for (v, l_, dev, U, lr), rows in sorted(groups.items()):
-            newest = max(r["run_id"] for r in rows)
-            runs = [r for r in rows if r["run_id"] == newest]
+        for (v, l_, dev, U, lr), runs in sorted(groups.items()):
+            newest = runs[0]["run_id"]
             done = [r for r in runs if r.get("reached")]
             cfg = runs[0]["config"]
             base = next((k for k in costs if k[0] == "v1_python" and k[1] == ref and k[2] == dev and k[3] == U), None)
@@ -142,9 +149,9 @@ def gpu_training(c) -> str:
             same_curves = twins and all(any([p["score"] for p in u["curve"]] == [p["score"] for p in r["curve"]]
                                             for r in runs if r["seed"] == u["seed"]) for u in twins)
             if own:
-                errs = sorted(r["rounds"] * per_round(own) / r["train_s"] - 1 for r in done)
+                errs = [r["rounds"] * per_round(own) / r["train_s"] - 1 for r in done]
                 body.append((f"`{v}` x `{l_}` ({dev})", f"estimated: rounds x {fmt_time(per_round(own))} (run "
-                             f"{own['run_id']}); error per seed {', '.join(f'{e:+.0%}' for e in errs)}",
+                             f"{own['run_id']}); error per seed ({', '.join(str(r['seed']) for r in done)}) {', '.join(f'{e:+.0%}' for e in errs)}",
                              f"{n:g}", _long(n * per_round(own)), f"{n * per_round(own) / t:.2f}x"))
             for k, why in ((same, "the same trajectory"), (base, "the practitioner's pair; assumes its rounds")):
                 if k and k != (v, l_, dev, U):
@@ -156,20 +163,20 @@ def gpu_training(c) -> str:
             if same_curves:
                 lines += [f"An earlier run of the same command on that machine ({', '.join(sorted({u['run_id'] for u in twins}))}; "
                           f"not counted: the learner's newest check there before it had not passed) scored the same at "
-                          f"every scoring of every seed: L2b on the GPU replays bit for bit.", ""]
+                          f"every scoring of every seed: `{l_}` on the GPU replays bit for bit.", ""]
             if base:
                 b = costs[base]
                 share = b["round_gen_s"]["median"] / per_round(b)
                 x = n * per_round(b) / t
                 lines += [f"Targets on this machine: the practitioner's loop (`v1_python` x `{ref}` on the GPU) "
                           f"spends {share:.0%} of a round generating (>= 90%: {'**met**' if share >= 0.9 else '**not met**'}); "
-                          f"the best pair reaches the criterion {x:.0f}x sooner, estimated (>= 100x: "
+                          f"this pair reaches the criterion {x:.0f}x sooner, estimated (>= 100x: "
                           f"{'**met**' if x >= 100 else '**not met**'}"
-                          + (f"; it would take a round of {fmt_time(per_round(b) / 100)} or less, while this pair's "
+                          + (f"; it would take a round of {fmt_time(per_round(b) / 100)} or less, while its "
                              f"generation alone takes {fmt_time(own['round_gen_s']['median'])} and its {U} updates "
                              f"{fmt_time(own['round_learn_s']['median'])}" if x < 100 and own else "")
-                          + f"). In the best pair's round the learner is "
-                          f"{costs[(v, l_, dev, U)]['round_learn_s']['median'] / per_round(own):.0%} of the time, "
+                          + f"). In this pair's round the learner is "
+                          f"{own['round_learn_s']['median'] / per_round(own):.0%} of the time, "
                           f"no longer negligible." if own else "", ""]
         out += lines
     return "\n".join(out)
@@ -182,11 +189,10 @@ def gpu_headline(c) -> str:
     from report.sections.learners import gpu_machines
     out = ""
     for g in gpu_machines(c):
-        runs = [r for r in g.rows("chess_train") if r.get("curve") and counted(g, r)]
-        if not runs:
+        groups = trained(g)
+        if not groups:
             continue
-        newest = max(r["run_id"] for r in runs)
-        runs = [r for r in runs if r["run_id"] == newest]
+        runs = max(groups.values(), key=lambda rows: rows[0]["run_id"])       # the newest run
         done = [r for r in runs if r.get("reached")]
         if not done:
             continue

@@ -70,8 +70,9 @@ std::vector<double> timed(size_t calls, int reps, F&& body) {
 
 volatile uint64_t sink;
 
-// phase -> nanoseconds per call, one value per pass over the k positions.
-nb::dict profile(int64_t k, uint64_t seed, int reps, int64_t batch_rows) {
+// phase -> nanoseconds per call, one value per pass over the k positions (and, with steps,
+// whole transitions of the core's own Generator: step_n20, step_n4096).
+nb::dict profile(int64_t k, uint64_t seed, int reps, int64_t batch_rows, bool steps) {
     if (k < 1 || k > 10'000'000 || reps < 1 || reps > 1000 || batch_rows < 1 || batch_rows > 10'000'000)
         throw std::invalid_argument("k, reps and batch_rows must be positive (k, rows <= 1e7, reps <= 1000)");
     const std::vector<Sample> s = positions(k, seed);
@@ -131,6 +132,7 @@ nb::dict profile(int64_t k, uint64_t seed, int reps, int64_t batch_rows) {
     // for reference, in the same run: whole random transitions of the core's own Generator
     // (env.hpp) as v4 plays them, T = 32 steps of N games a pass, in C++ (no Python between)
     for (int64_t N : {int64_t(20), int64_t(4096)}) {
+        if (!steps) break;
         constexpr int64_t T = 32;
         Generator<QNet> gen(N, seed, false, 0.0);
         std::vector<uint64_t> o(N * T * OBS_WORDS), m(N * T * MASK_WORDS), no(N * T * OBS_WORDS),
@@ -156,6 +158,7 @@ nb::dict profile(int64_t k, uint64_t seed, int reps, int64_t batch_rows) {
 
 NB_MODULE(_chess_profile, m) {
     m.doc() = "Where a chess transition's time goes in the shared C++ core (each phase alone, in bulk)";
-    m.def("profile", &profile, nb::arg("k"), nb::arg("seed"), nb::arg("reps"), nb::arg("batch_rows"));
+    m.def("profile", &profile, nb::arg("k"), nb::arg("seed"), nb::arg("reps"), nb::arg("batch_rows"),
+          nb::arg("steps") = true);
     m.def("build_info", []() { return study::nbx::build_info(); });
 }
