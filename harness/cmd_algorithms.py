@@ -132,28 +132,66 @@ def base_config(settings: dict, version, learner, threads, workers, budget):
 
 def run_pqn(a, settings, over, version, budget, seeds, args, quick, note) -> int:
     """A PQN rung: its reference loop (training/pqn.py) on the same generating rung; its
-    update is its own, so there is no learner to verify (the reference is the judge)."""
-    from training.pqn import PQNConfig, train_pqn
+    update is its own, so no learner of learners/ runs it. Its fast implementation (the
+    rung's `fast` module) is verified against the reference first (training/pqn_verify.py)
+    and, if it passes, each seed runs with the reference, then with it: the ratio of
+    their times is measured in one run."""
+    from training.pqn import PQNConfig, TorchPQN, train_pqn
     cfg = PQNConfig(**{**settings, "version": version, "budget_s": budget}).check()
     paths = a.source_paths()
     common = {"algorithm": a.name, "number": a.number, "title": a.title, "base": a.base,
               "loop": a.loop, "settings": {k: getattr(cfg, k) for k in settings}, "overrides": over,
-              "version": version, "learner": "reference (training/pqn.py, PyTorch eager)",
-              "threads": cfg.threads, "workers": 1, "budget_s": budget,
-              "learner_check": {"status": "reference", "detail": "its own reference update"},
+              "version": version, "workers": 1, "budget_s": budget,
               "sources": list(paths), "source_hash": results.source_hash(paths)}
+    impls = [{"implementation": "reference", "learner": TorchPQN.name, "threads": cfg.threads,
+              "learner_check": {"status": "reference", "detail": "its own reference update"}, "make": TorchPQN}]
     failed = 0
-    for s in seeds:
-        res = train_pqn(replace(cfg, seed=s), progress=lambda t: note(f"{a.name} seed {s}: {t}"))
-        row = {**common, "seed": s, "eval_mean": statistics.mean(res.eval_returns) if res.eval_returns else None,
-               **{k: v for k, v in res.row().items() if k not in ("returns", "config")},
-               "returns_tail": res.returns[-100:]}
+    fast = verify_fast(a, cfg, note)
+    if fast and fast["learner_check"]["status"] == "failed":
+        failed += 1
         if not args.no_record:
-            results.append("algorithm", row, quick=quick)
-        failed += not res.solved and not quick
-        print(f"{a.name} seed {s}: solved={res.solved} wall={res.wall_s:.2f}s updates={res.updates} "
-              f"transitions={res.transitions} flops={res.flops:.3g}", flush=True)
+            results.append("algorithm", {**common, **{k: v for k, v in fast.items() if k != "make"},
+                                         "seed": None, "error": fast["learner_check"]["detail"]}, quick=quick)
+    elif fast:
+        impls.append(fast)
+    for s in seeds:
+        for imp in impls:
+            res = train_pqn(replace(cfg, seed=s), implementation=imp["make"],
+                            progress=lambda t: note(f"{a.name} ({imp['implementation']}) seed {s}: {t}"))
+            row = {**common, **{k: v for k, v in imp.items() if k != "make"}, "seed": s,
+                   "eval_mean": statistics.mean(res.eval_returns) if res.eval_returns else None,
+                   **{k: v for k, v in res.row().items() if k not in ("returns", "config")},
+                   "returns_tail": res.returns[-100:]}
+            if not args.no_record:
+                results.append("algorithm", row, quick=quick)
+            failed += not res.solved and not quick
+            print(f"{a.name} ({imp['implementation']}) seed {s}: solved={res.solved} wall={res.wall_s:.2f}s "
+                  f"updates={res.updates} transitions={res.transitions} flops={res.flops:.3g}", flush=True)
     return failed
+
+
+def verify_fast(a, cfg, note):
+    """The rung's fast implementation, checked against the reference at cfg's width and
+    learning rate: its row fields (learner_check failed: no timing), or None (none here)."""
+    import importlib
+    from training.pqn_verify import verify
+    if not a.fast:
+        return None
+    mod = importlib.import_module(a.fast)
+    why = mod.available()
+    if why:
+        note(f"{a.name}: its fast implementation is not available here ({why}); the reference alone")
+        return None
+    note(f"{a.name}: verifying {mod.NAME} against the reference")
+    checks = verify(mod.IMPLEMENTATION, hidden=cfg.hidden, lr=cfg.lr, max_norm=cfg.max_grad_norm)
+    bad = [c for c in checks if not c.ok]
+    status = "failed" if bad else "passed"
+    detail = bad[0].line() if bad else (f"{len(checks)} checks against the reference at hidden {cfg.hidden}, "
+                                        f"lr {cfg.lr:g} (training/pqn_verify.py)")
+    note(f"{a.name}: {mod.NAME}: {status}: {detail}")
+    return {"implementation": "fast", "learner": mod.NAME, "threads": 1, "make": mod.IMPLEMENTATION,
+            "learner_build": mod.build_info(),
+            "learner_check": {"status": status, "detail": detail, "checks": [c.line() for c in checks]}}
 
 
 def verify_update(cfg, note) -> dict:

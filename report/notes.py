@@ -178,7 +178,7 @@ def parts() -> List[tuple]:
 def algorithm_block(ctx, name: str) -> Optional[str]:
     """The rung's line of the report's algorithm table: solved seeds, time, updates and
     FLOPs to solved (median and IQR), against a1 and against its base."""
-    from report.sections.algorithms import runs, stats
+    from report.sections.algorithms import references, runs, stats
     from report.sections.trained_peers import fmt_s
     g = runs(ctx)
     if name not in g:
@@ -198,6 +198,12 @@ def algorithm_block(ctx, name: str) -> Optional[str]:
         if s.get(k):
             q = s[k]
             lines.append(f"- {what} to solved: {fmt_si(q[1])} [IQR {fmt_si(q[0])}-{fmt_si(q[2])}]")
+    ref = stats(references(ctx).get(name) or [])
+    if ref.get("time") and s.get("time"):
+        q = ref["time"]
+        lines.append(f"- its reference, `{ref['rows'][0]['learner']}`, the same seeds in the same run: "
+                     f"{fmt_s(q[1])} [IQR {fmt_s(q[0])}-{fmt_s(q[2])}], solved {ref['solved']}/{ref['n']}; "
+                     f"the fast implementation {q[1] / s['time'][1]:.1f}x sooner (ratio of medians)")
     for other in dict.fromkeys(x for x in ("a1_dqn_defaults", r.get("base")) if x and x != name):
         o = stats(g.get(other, []))
         if o.get("time") and s.get("time") and o.get("flops") and s.get("flops"):

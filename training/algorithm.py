@@ -53,6 +53,11 @@ class Algorithm(Part):
     loop: str = "dqn"
     """Its training loop: "dqn" (training/loop.py, TrainConfig, LEARNER.md's update, any
     learner) or "pqn" (training/pqn.py, PQNConfig, its own reference update)."""
+    fast: str = ""
+    """For a loop with its own update (pqn): the module of its fast implementation, which
+    defines NAME, available(), build_info() and IMPLEMENTATION (a class with the methods of
+    training/pqn.py's TorchPQN); verified against the reference (training/pqn_verify.py)
+    before it is timed, and timed beside the reference ("": the reference alone)."""
     available: Callable[[], Optional[str]] = _available
     sources: Tuple[str, ...] = ()
     name: str = ""
@@ -77,6 +82,8 @@ class Algorithm(Part):
         bad = [k for k in self.takes if k not in known]
         if bad:
             return f"ALGORITHM.takes names {', '.join(bad)}, not fields of {cls}"
+        if self.fast and self.loop == "dqn":
+            return "ALGORITHM.fast is for a loop with its own update; DQN's fast updates are learners/"
         if self.base and not NAME_RE.match(self.base):
             return f"ALGORITHM.base '{self.base}' is not an algorithm folder's name"
         return None

@@ -108,6 +108,48 @@ def update_flops(hidden: int, rows: int) -> int:
     return 2 * rows * (mac + mac + layers[1][0] * layers[1][1] + layers[2][0] * layers[2][1])
 
 
+WEIGHT_NAMES = ("w1", "b1", "g1", "be1", "w2", "b2", "g2", "be2", "w3", "b3")
+
+
+class TorchPQN:
+    """PQN's network and update in PyTorch eager: the reference. A fast implementation
+    offers the same four methods (algorithms/a6_pqn/native.py) and is verified against it."""
+    name = "reference (training/pqn.py, PyTorch eager)"
+
+    def __init__(self, hidden: int, lr: float, dtype=None):
+        import torch
+        self.torch = torch
+        self.net = q_network(hidden)            # draws from torch's global RNG (seeded by the caller)
+        if dtype is not None:
+            self.net = self.net.to(dtype)
+        self.dtype = dtype or torch.float32
+        self.opt = torch.optim.RAdam(self.net.parameters(), lr=lr)
+
+    def q(self, x: np.ndarray) -> np.ndarray:
+        """Q [R, 2] of the states x [R, 4]."""
+        with self.torch.no_grad():
+            return self.net(self.torch.from_numpy(np.asarray(x, np.float32)).to(self.dtype)).numpy()
+
+    def update(self, x: np.ndarray, a: np.ndarray, G: np.ndarray, idx: np.ndarray, max_norm: float) -> float:
+        """One minibatch (rows idx of the round x, a, G): MSE of Q(s, a) against G, the
+        gradient's norm clipped, one RAdam step; returns the loss."""
+        torch = self.torch
+        i = torch.from_numpy(idx)
+        q = self.net(torch.from_numpy(x).to(self.dtype)[i]).gather(1, torch.from_numpy(a)[i].unsqueeze(1)).squeeze(1)
+        loss = torch.nn.functional.mse_loss(q, torch.from_numpy(G).to(self.dtype)[i])
+        self.opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(self.net.parameters(), max_norm)
+        self.opt.step()
+        return loss.item()
+
+    def weights(self) -> dict:
+        """The parameters by WEIGHT_NAMES (nn.Linear and LayerNorm layout), float64 copies."""
+        l1, n1, _, l2, n2, _, l3 = self.net
+        ts = (l1.weight, l1.bias, n1.weight, n1.bias, l2.weight, l2.bias, n2.weight, n2.bias, l3.weight, l3.bias)
+        return {k: t.detach().double().numpy().copy() for k, t in zip(WEIGHT_NAMES, ts)}
+
+
 def lambda_targets(r, term, done, q_next, gamma: float, lam: float) -> np.ndarray:
     """G [T, N] of the module docstring (float64 NumPy; q_next = max_a Q(s'_t, a))."""
     T = r.shape[0]
@@ -141,9 +183,11 @@ class PQNResult:
 
 
 def train_pqn(cfg: PQNConfig, progress: Optional[Callable[[str], None]] = None,
-              every: int = 50) -> PQNResult:
+              every: int = 50, implementation: Callable = TorchPQN) -> PQNResult:
+    """One run. `implementation(hidden, lr)`: the network and its update (TorchPQN, the
+    reference, or a fast one with its methods); it is built right after torch's RNG is
+    seeded, so every implementation starts from the same weights."""
     import torch
-    import torch.nn.functional as F
     from versions.cartpole.common.vector_env import RungVectorEnv
     cfg.check()
     if not cfg.version:
@@ -152,8 +196,7 @@ def train_pqn(cfg: PQNConfig, progress: Optional[Callable[[str], None]] = None,
     torch.set_num_threads(cfg.threads)
     torch.manual_seed(cfg.seed)
     rng = np.random.default_rng(cfg.seed)
-    net = q_network(cfg.hidden)
-    opt = torch.optim.RAdam(net.parameters(), lr=cfg.lr)
+    impl = implementation(cfg.hidden, cfg.lr)
     env = RungVectorEnv(cfg.envs, seed=cfg.seed, version=cfg.version, episode_statistics=False)
     N, T = cfg.envs, cfg.steps
     mb = (N * T) // cfg.minibatches
@@ -173,8 +216,7 @@ def train_pqn(cfg: PQNConfig, progress: Optional[Callable[[str], None]] = None,
     out_of_budget = False
 
     def greedy(o):
-        with torch.no_grad():
-            return net(torch.from_numpy(np.asarray(o, np.float32))).argmax(1).numpy()
+        return impl.q(o).argmax(1)       # ties: the first, as torch's argmax
 
     t_loop = time.perf_counter()
     try:
@@ -197,22 +239,15 @@ def train_pqn(cfg: PQNConfig, progress: Optional[Callable[[str], None]] = None,
                 else:
                     length += 1
                 a_buf[t], r_buf[t], term_buf[t], done_buf[t] = act, rew, term, done
-            with torch.no_grad():
-                q_next = net(torch.from_numpy(nx_buf.reshape(-1, 4))).max(1).values.numpy().reshape(T, N)
+            q_next = impl.q(nx_buf.reshape(-1, 4)).max(1).reshape(T, N)
             G = lambda_targets(r_buf, term_buf, done_buf, q_next.astype(np.float64), cfg.gamma, cfg.q_lambda)
-            b_o = torch.from_numpy(o_buf.reshape(-1, 4).copy())
-            b_a = torch.from_numpy(a_buf.reshape(-1).copy())
-            b_g = torch.from_numpy(G.reshape(-1).astype(np.float32))
+            b_o = o_buf.reshape(-1, 4).copy()
+            b_a = a_buf.reshape(-1).copy()
+            b_g = G.reshape(-1).astype(np.float32)
             for _ in range(cfg.epochs):
-                perm = torch.from_numpy(rng.permutation(N * T))
+                perm = rng.permutation(N * T)
                 for j in range(cfg.minibatches):
-                    idx = perm[j * mb:(j + 1) * mb]
-                    q = net(b_o[idx]).gather(1, b_a[idx].unsqueeze(1)).squeeze(1)
-                    loss = F.mse_loss(q, b_g[idx])
-                    opt.zero_grad()
-                    loss.backward()
-                    torch.nn.utils.clip_grad_norm_(net.parameters(), cfg.max_grad_norm)
-                    opt.step()
+                    impl.update(b_o, b_a, b_g, perm[j * mb:(j + 1) * mb], cfg.max_grad_norm)
                     updates += 1
             rounds = k + 1
             mean = float(np.mean(returns[-cfg.window:])) if returns else math.nan

@@ -27,8 +27,21 @@ def runs(ctx) -> Dict[str, List[dict]]:
     out = {}
     for name, rows in by.items():
         rid = rows[-1]["run_id"]
-        out[name] = [r for r in rows if r["run_id"] == rid]
+        rs = [r for r in rows if r["run_id"] == rid]
+        fast = [r for r in rs if r.get("implementation") == "fast" and r.get("seed") is not None]
+        out[name] = fast or [r for r in rs if r.get("implementation") != "fast"] or rs
     return dict(sorted(out.items(), key=lambda kv: _key(kv[1][0])))
+
+
+def references(ctx) -> Dict[str, List[dict]]:
+    """For a rung timed with a fast implementation: its reference's rows of the same run."""
+    out = {}
+    for name, rows in runs(ctx).items():
+        if rows[0].get("implementation") == "fast":
+            out[name] = [r for r in ctx.rows("algorithm") if r["algorithm"] == name
+                         and r["run_id"] == rows[0]["run_id"] and r.get("implementation") == "reference"
+                         and r.get("seed") is not None]
+    return out
 
 
 def _key(r):
@@ -97,7 +110,7 @@ def render(ctx):
                       "FLOPs to solved", "FLOPs vs a1", "Time to solved", "Slowest seed", "vs a1"], body), ""]
     out += [f"![Time and FLOPs to solved per recipe]({figure(ctx, g)})", ""]
     out += e2e_line(ctx, g, base)
-    out += (search_lines(ctx) + pqn_bound(g) + peer_pqn(ctx, base) + targets(ctx, g, base)
+    out += (search_lines(ctx) + pqn_bound(ctx, g) + peer_pqn(ctx, base) + targets(ctx, g, base)
             + three_terms(ctx, g, base, best(g)) + three_terms_measured(ctx, g, base, best(g))
             + other_machines(ctx) + bf16_line(ctx))
     return "\n".join(out) + "\n"
@@ -167,12 +180,23 @@ def pqn_note(g) -> str:
     if not rows:
         return ""
     names = ", ".join(f"`{r['algorithm']}`" for r in rows)
-    return (f" {names} runs another loop, PQN's, whose update is not LEARNER.md's: its own "
-            f"reference implementation (training/pqn.py, PyTorch eager, {rows[0]['threads']} "
-            f"thread(s)) steps the same rung's environments through its Gymnasium vector env; "
-            f"no fast implementation exists yet, so its time is the reference's. Its FLOPs count "
-            f"its minibatch updates and the targets' forward over each round (DQN's count its "
-            f"updates, whose target forwards are inside them); neither counts the actor's forward.")
+    text = (f" {names} runs another loop, PQN's, whose update is not LEARNER.md's: its reference "
+            f"implementation is training/pqn.py (PyTorch eager), which steps the same rung's "
+            f"environments through its Gymnasium vector env. ")
+    fast = [r for r in rows if r.get("implementation") == "fast"]
+    if fast:
+        r = fast[0]
+        text += (f"Its row is its fast implementation's, {r['learner']} (kernels built for "
+                 f"{(r.get('learner_build') or {}).get('kernel_isa') or '?'}), verified against the "
+                 f"reference before it was timed (training/pqn_verify.py: the same weights and "
+                 f"minibatches, 200 updates, each difference within twice the float64 reference's; "
+                 f"{r['learner_check']['status']}); the reference ran the same seeds in the same run, "
+                 f"each seed's reference run just before its fast one (below). ")
+    else:
+        text += f"No fast implementation ran, so its time is the reference's ({rows[0]['threads']} thread(s)). "
+    return text + ("Its FLOPs count its minibatch updates and the targets' forward over each round "
+                   "(DQN's count its updates, whose target forwards are inside them); neither counts "
+                   "the actor's forward.")
 
 
 def slowest(s) -> str:
@@ -224,10 +248,12 @@ def e2e_line(ctx, g, base) -> List[str]:
             f"the same updates; the time differs by the mode, the threads and the run.", ""]
 
 
-def pqn_bound(g) -> List[str]:
-    """What a fast PQN could reach: its FLOPs to solved at the fastest DQN recipe's measured
-    FLOP rate (FLOPs over wall-clock, medians), an estimate, not a measurement."""
+def pqn_bound(ctx, g) -> List[str]:
+    """What a fast PQN buys: its FLOPs to solved at the fastest DQN recipe's measured FLOP
+    rate (an estimate), beside the fast implementation's measured time and the reference's
+    in the same run."""
     b = best({n: rs for n, rs in g.items() if rs[0].get("loop", "dqn") == "dqn"})
+    refs = references(ctx)
     out = []
     for name, rows in g.items():
         if rows[0].get("loop") != "pqn" or not b:
@@ -236,15 +262,27 @@ def pqn_bound(g) -> List[str]:
         if not s.get("flops") or not bs.get("flops") or not math.isfinite(bs["time"][1]):
             continue
         rate = bs["flops"][1] / bs["time"][1]
-        out += [f"**What a fast PQN could buy** (an estimate): `{name}` needs {fmt_si(s['flops'][1])}FLOPs "
-                f"to solved, {s['flops'][1] / bs['flops'][1]:.1f}x the fastest DQN recipe's "
-                f"(`{bn}`, {fmt_si(bs['flops'][1])}FLOPs). At that recipe's own rate in its runs "
+        text = (f"**What a fast PQN buys**: `{name}` needs {fmt_si(s['flops'][1])}FLOPs to solved, "
+                f"{s['flops'][1] / bs['flops'][1]:.1f}x the fastest DQN recipe's (`{bn}`, "
+                f"{fmt_si(bs['flops'][1])}FLOPs). At that recipe's own rate in its runs "
                 f"({fmt_si(rate)}FLOP/s: FLOPs over time to solved, medians, generation and "
-                f"bookkeeping included) it would take {fmt_s(s['flops'][1] / rate)}"
-                + (f"; so a fast implementation of PQN's update at that rate would not overtake "
-                   f"`{bn}` on this workload: it needs more FLOPs" if s["flops"][1] > bs["flops"][1]
-                   else f"; a fast implementation could overtake `{bn}`: it needs fewer FLOPs")
-                + f". Its reference takes {fmt_s(s['time'][1])}.", ""]
+                f"bookkeeping included) it would take {fmt_s(s['flops'][1] / rate)} (an estimate)")
+        rs = stats(refs.get(name) or [])
+        if rows[0].get("implementation") == "fast" and rs.get("time"):
+            fast_rate = s["flops"][1] / s["time"][1]
+            text += (f"; measured, its fast implementation takes {fmt_s(s['time'][1])} "
+                     f"({s['solved']}/{s['n']} solved; {fmt_si(fast_rate)}FLOP/s by the same count), its "
+                     f"reference {fmt_s(rs['time'][1])} ({rs['solved']}/{rs['n']}) in the same run: "
+                     + (f"{rs['time'][1] / s['time'][1]:.1f}x" if math.isfinite(rs["time"][1])
+                        and math.isfinite(s["time"][1]) else "-")
+                     + f". Updates to solved: {_q(s.get('updates'))} fast, {_q(rs.get('updates'))} "
+                     f"reference; the two start alike and take the same minibatches, and part "
+                     f"after the first greedy action that a float32 rounding flips, so each seed's "
+                     f"run is a different sample of the same recipe")
+        text += (f". {'It does not overtake' if s['time'][1] > bs['time'][1] else 'It overtakes'} "
+                 f"`{bn}` ({fmt_s(bs['time'][1])}) on this workload"
+                 + (": it needs more FLOPs." if s["flops"][1] > bs["flops"][1] else "."))
+        out += [text, ""]
     return out
 
 
