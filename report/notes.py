@@ -80,6 +80,15 @@ def rung_block(ctx, name: str) -> Optional[str]:
     return _header(ctx, used, best) + "\n".join(lines)
 
 
+def bf16_lines(ctx, name: str) -> List[str]:
+    """The bf16 learner's paragraphs (report/sections/bf16.py): its check, time and training
+    on the machines with AVX512-BF16, or why this one has none."""
+    from report.sections import bf16
+    if name != bf16.BF16:
+        return []
+    return [x for x in bf16.lines(ctx) if x]
+
+
 def learner_block(ctx, name: str) -> Optional[str]:
     """One line per thread count: the learner's time per update with its IQR, against L1 at
     1 thread and the learner below at 1 thread (the report's learner table)."""
@@ -87,7 +96,7 @@ def learner_block(ctx, name: str) -> Optional[str]:
                     if "update_spread" in r and r.get("device") != "cuda"),
                    key=lambda r: (number_key(r.get("number", ""), r["learner"]), r["threads"]))
     rows = [r for r in every if r.get("learner") == name]
-    gpu = gpu_lines(ctx, name) + chess_gpu_lines(ctx, name)
+    gpu = gpu_lines(ctx, name) + chess_gpu_lines(ctx, name) + bf16_lines(ctx, name)
     if not rows:                 # a learner this machine cannot run (l2b: no GPU) says why
         skip = [r for r in ctx.latest("learner_verification", ("learner",))
                 if r.get("learner") == name and r.get("status") == "skipped" and r.get("reason")]

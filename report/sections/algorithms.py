@@ -11,6 +11,7 @@ from typing import Dict, List, Optional
 from core.measure import quartiles
 from report.context import fmt_si, md_table
 from report.data import stale
+from report.sections import bf16
 from report.sections.trained import CRITERION
 from report.sections.trained_peers import fmt_s, inf_quartiles
 
@@ -112,7 +113,7 @@ def render(ctx):
     out += e2e_line(ctx, g, base)
     out += (search_lines(ctx) + pqn_bound(ctx, g) + peer_pqn(ctx, base) + targets(ctx, g, base)
             + three_terms(ctx, g, base, best(g)) + three_terms_measured(ctx, g, base, best(g))
-            + other_machines(ctx) + bf16_line(ctx))
+            + other_machines(ctx) + bf16.lines(ctx))
     return "\n".join(out) + "\n"
 
 
@@ -353,16 +354,6 @@ def targets(ctx, g, base) -> List[str]:
             f"2-core {isa.upper()} machine: the fastest rung, `{name}`, {fmt_s(s['time'][1])}, "
             f"{'met' if s['time'][1] <= goal else 'not met'} (its slowest seed: {slowest(s)}; a "
             f"median of five says nothing about one seed in five).", ""]
-
-
-def bf16_line(ctx) -> List[str]:
-    flags = set((ctx.machine_info.get("simd") or []))
-    if "avx512_bf16" in flags:
-        return ["**bf16:** this CPU has AVX512-BF16; no bf16 learner rung is built yet.", ""]
-    why = ("which this CPU lacks (it has no AVX-512 at all)" if "avx512f" not in flags
-           else "which this machine's record does not list")
-    return [f"**bf16:** not measured here: a bf16 learner rung needs AVX512-BF16 (`vdpbf16ps`), "
-            f"{why}; recorded vector flags: {', '.join(sorted(flags)) or 'none'}.", ""]
 
 
 def figure(ctx, g) -> str:
