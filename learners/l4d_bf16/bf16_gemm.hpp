@@ -23,12 +23,13 @@
 
 namespace study::learner {
 
-// bf16 of x (round to nearest even, as VCVTNEPS2BF16) as the 16 high bits of a float32.
+// bf16 of x (round to nearest even, as VCVTNEPS2BF16) as the 16 high bits of a float32;
+// branch-free, so that the packing loops below vectorise.
 inline uint32_t bf16_bits(float x) {
     uint32_t u;
     std::memcpy(&u, &x, 4);
-    if ((u & 0x7fffffffu) > 0x7f800000u) return (u >> 16) | 0x40u;     // a NaN stays a NaN
-    return (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    return (u & 0x7fffffffu) > 0x7f800000u ? (u >> 16) | 0x40u : rounded;     // a NaN stays a NaN
 }
 inline float bf16_value(uint32_t h) {
     const uint32_t u = h << 16;
@@ -42,27 +43,38 @@ inline uint32_t bf16_pair(float lo, float hi) { return bf16_bits(lo) | bf16_bits
 #if defined(__AVX512BF16__) && defined(__AVX512F__) && !defined(LEARNER_EMU16) && !defined(LEARNER_BF16_EMU)
 #undef LEARNER_KERNEL
 #define LEARNER_KERNEL "avx512f; products on bf16 pairs: avx512_bf16 (vdpbf16ps)"
-inline V dot_pair(V acc, uint32_t a, const uint32_t* b) {
-    return {_mm512_dpbf16_ps(acc.v, (__m512bh)_mm512_set1_epi32(int(a)), (__m512bh)_mm512_loadu_si512(b))};
+struct Pairs {                         // W lanes of k pairs of B
+    __m512i v;
+    static Pairs load(const uint32_t* b) { return {_mm512_loadu_si512(b)}; }
+};
+inline V dot_pair(V acc, uint32_t a, const Pairs& b) {
+    return {_mm512_dpbf16_ps(acc.v, (__m512bh)_mm512_set1_epi32(int(a)), (__m512bh)b.v)};
 }
 #else
 #undef LEARNER_KERNEL
 #define LEARNER_KERNEL "products on bf16 pairs emulated (float32 FMAs in vdpbf16ps's order; tests only)"
-inline V dot_pair(V acc, uint32_t a, const uint32_t* b) {
-    alignas(64) float lo[W], hi[W];
-    for (int j = 0; j < W; ++j) {
-        lo[j] = bf16_value(b[j] & 0xffffu);
-        hi[j] = bf16_value(b[j] >> 16);
+struct Pairs {                         // the pairs' two halves, as float32
+    V lo, hi;
+    static Pairs load(const uint32_t* b) {
+        alignas(64) float lo[W], hi[W];
+        for (int j = 0; j < W; ++j) {
+            lo[j] = bf16_value(b[j] & 0xffffu);
+            hi[j] = bf16_value(b[j] >> 16);
+        }
+        return {V::load(lo), V::load(hi)};
     }
-    acc = fma(V::set1(bf16_value(a >> 16)), V::load(hi), acc);        // k + 1 first
-    return fma(V::set1(bf16_value(a & 0xffffu)), V::load(lo), acc);
+};
+inline V dot_pair(V acc, uint32_t a, const Pairs& b) {
+    acc = fma(V::set1(bf16_value(a >> 16)), b.hi, acc);               // k + 1 first
+    return fma(V::set1(bf16_value(a & 0xffffu)), b.lo, acc);
 }
 #endif
 
 // ======== L4d's idea: the products on bf16 pairs ========
 namespace bf16 {
 
-// A's rows and B's columns packed as bf16 pairs (an odd K gets a zero partner), per thread.
+// A's and B's k pairs as bf16 (an odd K gets a zero partner), k-major: a [KP][M], b [KP][N];
+// per thread.
 struct Packed {
     std::vector<uint32_t> a, b;
 };
@@ -71,7 +83,7 @@ inline Packed& scratch() {
     return p;
 }
 
-// An R x NVEC block of C, as gemm_block but over k pairs: ap [M][KP], bp [KP][N].
+// An R x NVEC block of C, as gemm_block but over k pairs: ap [KP][M], bp [KP][N].
 template <int R, int NVEC>
 void block(const GemmArgs& g, const uint32_t* ap, const uint32_t* bp, int KP, int m0, int n0) {
     V acc[R][NVEC];
@@ -81,10 +93,11 @@ void block(const GemmArgs& g, const uint32_t* ap, const uint32_t* bp, int KP, in
     }
     for (int k = 0; k < KP; ++k) {
         const uint32_t* b = bp + static_cast<size_t>(k) * g.N + n0;
-        for (int i = 0; i < R; ++i) {
-            const uint32_t a = ap[static_cast<size_t>(m0 + i) * KP + k];
-            for (int j = 0; j < NVEC; ++j) acc[i][j] = dot_pair(acc[i][j], a, b + j * W);
-        }
+        const uint32_t* a = ap + static_cast<size_t>(k) * g.M + m0;
+        Pairs bv[NVEC];
+        for (int j = 0; j < NVEC; ++j) bv[j] = Pairs::load(b + j * W);
+        for (int i = 0; i < R; ++i)
+            for (int j = 0; j < NVEC; ++j) acc[i][j] = dot_pair(acc[i][j], a[i], bv[j]);
     }
     for (int i = 0; i < R; ++i) {
         float* c = g.C + static_cast<ptrdiff_t>(m0 + i) * g.ldc + n0;
@@ -116,14 +129,23 @@ inline void gemm(const GemmArgs& g) {
     bf16::Packed& s = bf16::scratch();
     s.a.resize(static_cast<size_t>(g.M) * KP);
     s.b.resize(static_cast<size_t>(KP) * g.N);
-    auto A = [&](int m, int k) { return k < g.K ? g.A[static_cast<ptrdiff_t>(m) * g.ars + static_cast<ptrdiff_t>(k) * g.aks] : 0.0f; };
-    for (int m = 0; m < g.M; ++m)
-        for (int k = 0; k < KP; ++k) s.a[static_cast<size_t>(m) * KP + k] = bf16_pair(A(m, 2 * k), A(m, 2 * k + 1));
+    for (int k = 0; k < KP; ++k) {          // A(m, k) = A[m * ars + k * aks]
+        const float* a0 = g.A + static_cast<ptrdiff_t>(2 * k) * g.aks;
+        const float* a1 = 2 * k + 1 < g.K ? a0 + g.aks : nullptr;
+        uint32_t* out = s.a.data() + static_cast<size_t>(k) * g.M;
+        if (a1)
+            for (int m = 0; m < g.M; ++m) out[m] = bf16_pair(a0[m * g.ars], a1[m * g.ars]);
+        else
+            for (int m = 0; m < g.M; ++m) out[m] = bf16_bits(a0[m * g.ars]);
+    }
     for (int k = 0; k < KP; ++k) {
         const float* b0 = g.B + static_cast<ptrdiff_t>(2 * k) * g.ldb;
         const float* b1 = 2 * k + 1 < g.K ? b0 + g.ldb : nullptr;
         uint32_t* out = s.b.data() + static_cast<size_t>(k) * g.N;
-        for (int n = 0; n < g.N; ++n) out[n] = bf16_pair(b0[n], b1 ? b1[n] : 0.0f);
+        if (b1)
+            for (int n = 0; n < g.N; ++n) out[n] = bf16_pair(b0[n], b1[n]);
+        else
+            for (int n = 0; n < g.N; ++n) out[n] = bf16_bits(b0[n]);
     }
     for (int n0 = 0; n0 < g.N; n0 += NV * W) {
         const int nv = std::min(NV, (g.N - n0) / W);
