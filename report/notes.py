@@ -86,7 +86,7 @@ def bf16_lines(ctx, name: str) -> List[str]:
     from report.sections import bf16
     if name != bf16.BF16:
         return []
-    return [x for x in bf16.lines(ctx) if x]
+    return [x for x in bf16.lines(ctx) if x and not x.startswith("**bf16 here:**")]   # the skip: above
 
 
 def learner_block(ctx, name: str) -> Optional[str]:

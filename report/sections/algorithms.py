@@ -8,16 +8,15 @@ import statistics
 from collections import defaultdict
 from typing import Dict, List, Optional
 
-from core.measure import quartiles
 from report.context import fmt_si, md_table
 from report.data import stale
-from report.sections import bf16
+from report.sections import algorithms_elsewhere as elsewhere, bf16
+from report.sections.algorithm_stats import TARGET_S, _key, _q, kernel_isa, slowest, stats  # noqa: F401
 from report.sections.trained import CRITERION
 from report.sections.trained_peers import fmt_s, inf_quartiles
 
 ORDER = 47
 TARGET_FLOPS = 5.0          # issue: FLOPs to solved <= 1/5 of a1's on the same learner
-TARGET_S = {"avx512": 0.5, "avx2": 1.5}
 
 
 def runs(ctx) -> Dict[str, List[dict]]:
@@ -45,30 +44,8 @@ def references(ctx) -> Dict[str, List[dict]]:
     return out
 
 
-def _key(r):
-    from core.rung import number_key
-    return number_key(r.get("number", "0"), r["algorithm"])
-
-
-def stats(rows: List[dict]) -> dict:
-    """Medians and IQRs over seeds: time (unsolved = inf), updates, transitions, FLOPs (solved)."""
-    done = [r for r in rows if r.get("seed") is not None and not r.get("error")]
-    solved = [r for r in done if r.get("solved")]
-    out = {"n": len(done), "solved": len(solved), "rows": done,
-           "error": next((r["error"] for r in rows if r.get("error")), None)}
-    if done:
-        out["time"] = inf_quartiles([r["wall_s"] if r.get("solved") else math.inf for r in done])
-    if solved:
-        for k in ("updates", "transitions", "flops"):
-            out[k] = quartiles([float(r[k]) for r in solved])
-    return out
-
-
-def _q(q, f=fmt_si) -> str:
-    return f"{f(q[1])} [{f(q[0])}-{f(q[2])}]" if q else "-"
-
-
 def render(ctx):
+
     from report.sections.algorithm_terms import three_terms, three_terms_measured
     out = [ctx.heading("## The algorithm ladder: how many updates a solved agent needs"), ""]
     g = runs(ctx)
@@ -113,42 +90,8 @@ def render(ctx):
     out += e2e_line(ctx, g, base)
     out += (search_lines(ctx) + pqn_bound(ctx, g) + peer_pqn(ctx, base) + targets(ctx, g, base)
             + three_terms(ctx, g, base, best(g)) + three_terms_measured(ctx, g, base, best(g))
-            + other_machines(ctx) + bf16.lines(ctx))
+            + elsewhere.other_machines(ctx) + bf16.lines(ctx))
     return "\n".join(out) + "\n"
-
-
-def other_machines(ctx) -> List[str]:
-    """Recipes measured on other machines (their rows, named): the time target of their
-    instruction set where the machine (or the slice of it the run was pinned to) has 2 cores."""
-    from core import results
-    out = []
-    for m in results.machines(ctx.results_dir):
-        if m["id"] == ctx.machine or "algorithm" not in m.get("kinds", ()):
-            continue
-        o = ctx.for_machine(m["id"])
-        g = runs(o)
-        info = o.machine_info
-        cores = min(c for c in (info.get("cores"), info.get("affinity")) if c)
-        isa = "avx512" if "avx512f" in (info.get("simd") or []) else "avx2"
-        for name, rows in g.items():
-            s, r = stats(rows), rows[0]
-            if not s.get("time"):
-                continue
-            pinned = (f", pinned to {cores} of its {info['cores']} cores (taskset)"
-                      if cores < (info.get("cores") or cores) else "")
-            line = (f"**On another machine** ({o.machine_line}{pinned}; results/{m['id']}/, run "
-                    f"{r['run_id']}): `{name}` with `{r['version']}` x `{r['learner']}` ({r['threads']} "
-                    f"thread(s), kernels built for {kernel_isa(o, r) or '?'}), learner check "
-                    f"{r['learner_check']['status']}: {s['solved']}/{s['n']} solved, time to solved "
-                    f"{_q(s['time'], fmt_s)} (median [IQR]), slowest seed {slowest(s)}, updates "
-                    f"{_q(s.get('updates'))}.")
-            if cores == 2 and s["solved"] == s["n"]:
-                ok = s["time"][1] <= TARGET_S[isa]
-                line += (f" The {isa.upper()} target, at most {TARGET_S[isa]:g} s on a 2-core machine: "
-                         f"**{'met' if ok else 'not met'}**" + (" (on a 2-core slice of a larger machine, "
-                         "whose caches and memory the other cores leave idle)" if pinned else "") + ".")
-            out += [line, ""]
-    return out
 
 
 def headline(ctx) -> str:
@@ -165,15 +108,6 @@ def headline(ctx) -> str:
             f"{fmt_s(s['time'][2])}, {s['solved']}/{s['n']} seeds; slowest {slowest(s)}) against "
             f"DQN's defaults' {fmt_s(base['time'][1])}, with {base['flops'][1] / s['flops'][1]:.0f}x "
             f"fewer FLOPs to solved.")
-
-
-def kernel_isa(ctx, row) -> Optional[str]:
-    """The instruction set the learner's kernels used: the row's build, else the newest
-    timing row of that learner on this machine."""
-    b = row.get("learner_build") or next(
-        (r.get("build_info") for r in reversed(ctx.rows("learner"))
-         if r.get("learner") == row["learner"] and r.get("build_info")), None)
-    return (b or {}).get("kernel_isa")
 
 
 def pqn_note(g) -> str:
@@ -198,16 +132,6 @@ def pqn_note(g) -> str:
     return text + ("Its FLOPs count its minibatch updates and the targets' forward over each round "
                    "(DQN's count its updates, whose target forwards are inside them); neither counts "
                    "the actor's forward.")
-
-
-def slowest(s) -> str:
-    """The slowest seed's time (a heavy tail the IQR of five hides), or 'not solved'."""
-    rows = s.get("rows") or []
-    if not rows:
-        return "-"
-    r = max(rows, key=lambda x: x["wall_s"] if x.get("solved") else math.inf)
-    return (f"{fmt_s(r['wall_s'])} (seed {r['seed']})" if r.get("solved")
-            else f"not solved in {r['budget_s']:g} s (seed {r['seed']})")
 
 
 def _v(v):

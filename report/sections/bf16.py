@@ -16,18 +16,24 @@ def _newest(rows, **match) -> Optional[dict]:
     return hits[-1] if hits else None
 
 
-def _update_s(o, learner: str) -> dict:
-    """threads -> median seconds per update, from the newest run that timed `learner`."""
+def _update_s(o, learner: str, which: int = -1) -> dict:
+    """threads -> median seconds per update, from the run that timed `learner` (the newest,
+    or `which` of them in order), with "run" -> its id."""
     rows = [r for r in o.rows("learner") if r.get("learner") == learner]
-    if not rows:
+    rids = list(dict.fromkeys(r["run_id"] for r in rows))
+    if not rids or not -len(rids) <= which < len(rids):
         return {}
-    rid = rows[-1]["run_id"]
-    return {r["threads"]: r["update_s"] for r in rows if r["run_id"] == rid}
+    rid = rids[which]
+    return {"run": rid, **{r["threads"]: r["update_s"] for r in rows if r["run_id"] == rid}}
+
+
+def _runs(o, learner: str) -> int:
+    return len({r["run_id"] for r in o.rows("learner") if r.get("learner") == learner})
 
 
 def _recipe(o, learner: str):
     """(run id, stats) of the newest run of RECIPE with `learner`."""
-    from report.sections.algorithms import stats
+    from report.sections.algorithm_stats import stats
     rows = [r for r in o.rows("algorithm") if r.get("algorithm") == RECIPE and r.get("learner") == learner]
     if not rows:
         return None, {}
@@ -37,7 +43,7 @@ def _recipe(o, learner: str):
 
 def machine_lines(o) -> List[str]:
     """The bf16 paragraph of one machine's rows, or nothing if it has no L4d check."""
-    from report.sections.algorithms import _q, slowest
+    from report.sections.algorithm_stats import _q, slowest
     from report.sections.trained_peers import fmt_s
     v = _newest(o.rows("learner_verification"), learner=BF16)
     if not v or v.get("status") == "skipped":
@@ -51,11 +57,16 @@ def machine_lines(o) -> List[str]:
             f"{worst.get('weights after 1 update', '-')}; after 200 updates against L1, "
             f"{worst.get('weights after 200 updates', '-')}.")
     ub, ua = _update_s(o, BF16), _update_s(o, BASE)
-    common = sorted(set(ub) & set(ua))
+    common = sorted(t for t in set(ub) & set(ua) if t != "run")
     if common:
-        text += " Time per update against `" + BASE + "` (median, same machine): " + "; ".join(
+        text += (f" Time per update against `{BASE}` (medians, run {ub['run']}): " + "; ".join(
             f"{t} thread(s) {ub[t] * 1e6:.0f} µs against {ua[t] * 1e6:.0f} µs, {ua[t] / ub[t]:.2f}x"
-            for t in common) + "."
+            for t in common) + ".")
+        earlier = [_update_s(o, BF16, i) for i in range(_runs(o, BF16) - 1)]
+        if earlier:
+            text += " Earlier runs of it there: " + "; ".join(
+                f"run {e['run']}, " + ", ".join(f"{t} thread(s) {e[t] * 1e6:.0f} µs" for t in sorted(k for k in e if k != "run"))
+                for e in earlier) + " (its code then: L4d's NOTES.md)."
     rb, sb = _recipe(o, BF16)
     ra, sa = _recipe(o, BASE)
     if sb.get("n"):
