@@ -64,3 +64,13 @@ def test_the_recipe_declares_it_and_dqn_cannot():
     assert a6.fast == "algorithms.a6_pqn.native"
     bad = alg.Algorithm(number="9", title="x", summary="x", fast="algorithms.a6_pqn.native").named("a9_x", None)
     assert "for a loop with its own update" in bad.check()
+
+
+def test_a_width_it_does_not_take_leaves_the_reference_alone(impl):
+    """--set hidden=20 is a valid PQN setting, but the fast implementation needs a multiple
+    of the vector padding: the harness says so and runs the reference alone (no traceback)."""
+    from harness.cmd_algorithms import verify_fast
+    from training.pqn import PQNConfig
+    notes = []
+    assert verify_fast(alg.get("a6_pqn"), PQNConfig(version="v1b_numpy", hidden=20), notes.append) is None
+    assert any("does not run these settings" in n and "multiple of" in n for n in notes)
