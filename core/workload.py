@@ -38,8 +38,8 @@ class Workload:
     transition: memory checks and the write roof)."""
     make_verifier: Optional[Callable[..., Any]] = None
     """make_verifier(progress=callable) -> an object whose verify(rung) returns [Outcome]:
-    the contract's checks. None: the harness's own (harness/verify.py, CartPole's checks,
-    written before workloads were a level of the layout)."""
+    the contract's checks (CartPole's: versions/cartpole/common/verify.py; chess's:
+    versions/chess/common/verify.py). Every workload must declare one."""
     check_weights: Optional[Callable[[dict], dict]] = None
     """The Q-network's weights validated (StudyError naming the first problem), as float32
     copies; None: CartPole's (core.api.check_weights)."""

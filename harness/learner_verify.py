@@ -11,7 +11,7 @@ from core.learner import LOSS_RTOL, TOL_FIRST, TOL_K, LearnConfig, max_diff
 from core.evaluate import greedy_actions
 from training.fixture import fixed_replay, probe_observations
 
-from .verify import Outcome
+from core.workload import Outcome
 
 SEEDS = (0, 7, 2 ** 64 - 1)
 K = 200

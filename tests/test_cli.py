@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from core.api import GenConfig, init_weights
-from harness.verify import check_gymnasium
+from versions.cartpole.common.verify import check_gymnasium
 from tests.conftest import ROOT
 
 

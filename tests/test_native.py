@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from core.api import GenConfig, balancing_weights, init_weights
-from harness.verify import check_gymnasium, compare_batches, run_generator
+from versions.cartpole.common.verify import check_gymnasium, compare_batches, run_generator
 from versions.cartpole.v1_python.rollout import PythonGenerator
 
 RUNGS = ["v4_cpp", "v5_openmp", "v5b_simd", "v5c_blocked_mlp"]
@@ -168,7 +168,7 @@ def test_micro_callables(name):
     v.micro_step(37)()
     v.micro_forward(37)()
     # the forward kernel alone agrees with a float64 evaluation (ties aside)
-    from harness.verify import TIE_TOL, q_values64
+    from versions.cartpole.common.verify import TIE_TOL, q_values64
     from native.pygen import NativeGenerator
     g = NativeGenerator(GenConfig(n_envs=37, policy="egreedy", weights=init_weights(4), workers=2),
                         native_core(name, 37, True, threads=2))
@@ -324,7 +324,7 @@ def test_simd_steppers_equal_v4s(name):
 def test_v5c_network_matches_v4s_on_a_real_batch():
     """v5c's blocked network against v4's scalar one on 4096 observations of an egreedy
     rollout: the same greedy actions except at near-ties (they sum layer 3 in another order)."""
-    from harness.verify import TIE_TOL, q_values64
+    from versions.cartpole.common.verify import TIE_TOL, q_values64
     rung("v5c_blocked_mlp")
     rung("v4_cpp")
     w = init_weights(0)

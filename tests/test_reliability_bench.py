@@ -35,7 +35,7 @@ def with_broken_rung(monkeypatch, tmp_path):
     """The broken rung beside the real ones. Verification of the real rung (v1, seconds
     of Gymnasium replay, tested elsewhere) is taken as passed; the broken one is really
     verified (on the first case of WORKLOAD.md's checks), and fails."""
-    from harness import verify
+    from versions.cartpole.common import verify
     monkeypatch.setenv("STUDY_RESULTS_DIR", str(tmp_path / "results"))
     real_get, real_all = discover.get_rung, discover.rungs
     monkeypatch.setattr(discover, "get_rung", lambda n, w="cartpole": BROKEN if n == BROKEN.name

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from core.api import GenConfig, balancing_weights
-from harness.verify import check_gymnasium, run_generator
+from versions.cartpole.common.verify import check_gymnasium, run_generator
 from versions.cartpole.v1_python.rollout import PythonGenerator
 
 

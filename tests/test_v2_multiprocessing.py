@@ -13,7 +13,7 @@ import psutil
 import pytest
 
 from core.api import GenConfig, StudyError, balancing_weights, init_weights
-from harness.verify import check_gymnasium, compare_batches, run_generator
+from versions.cartpole.common.verify import check_gymnasium, compare_batches, run_generator
 from versions.cartpole.common.cartpole import ARRAY_NAMES
 from versions.cartpole.v1_python.rollout import PythonGenerator
 from versions.cartpole.v2_multiprocessing.rollout import MultiprocessingGenerator

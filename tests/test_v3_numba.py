@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("numba")
 
 from core.api import GenConfig, StudyError, balancing_weights, init_weights  # noqa: E402
-from harness.verify import compare_batches, run_generator  # noqa: E402
+from versions.cartpole.common.verify import compare_batches, run_generator  # noqa: E402
 from versions.cartpole.common.cartpole import ARRAY_NAMES  # noqa: E402
 from versions.cartpole.v1_python.rollout import PythonGenerator  # noqa: E402
 from versions.cartpole.v3_numba.rollout import NumbaGenerator  # noqa: E402
@@ -47,7 +47,7 @@ import sys
 sys.path.insert(0, {root!r})
 import numpy as np
 from core.api import GenConfig
-from harness.verify import run_generator
+from versions.cartpole.common.verify import run_generator
 from versions.cartpole.v3b_numba_parallel import version as v3b
 kw = dict(n_envs=5, seed=2, policy="egreedy", epsilon=0.3)
 ref = run_generator(v3b.make_generator, GenConfig(workers=1, **kw), 30, 2)

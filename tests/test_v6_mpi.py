@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from core.api import GenConfig, balancing_weights, init_weights
-from harness.verify import check_gymnasium, compare_batches, run_generator
+from versions.cartpole.common.verify import check_gymnasium, compare_batches, run_generator
 from versions.cartpole.common.cartpole import ARRAY_NAMES
 from versions.cartpole.v6_mpi import version as v6
 

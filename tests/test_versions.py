@@ -3,7 +3,7 @@ versions with workers, several worker counts including N not divisible by them."
 import pytest
 
 from core.discover import baseline_rung, rungs
-from harness.verify import Case, Verifier
+from versions.cartpole.common.verify import Case, Verifier
 
 VERSIONS = rungs()
 CASES = [
