@@ -80,6 +80,22 @@ def bf16_products(reference):
     return replace(reference, make=make, name=f"{reference.name} (bf16 products)")
 
 
+def emulated_twin(learner):
+    """A bf16 learner's twin with its emulated kernel (EMULATED in its learner.py), or None."""
+    import importlib
+    if precision(learner) != "bf16" or not learner.name:
+        return None
+    try:
+        return getattr(importlib.import_module(f"learners.{learner.name}.learner"), "EMULATED", None)
+    except ImportError:
+        return None
+
+
+def has_instruction() -> bool:
+    from native.loader import cpu_flags
+    return "avx512_bf16" in cpu_flags()
+
+
 class LearnerVerifier:
     def __init__(self, reference, cfg: Optional[LearnConfig] = None, seeds=SEEDS,
                  progress: Callable[[str], None] = None):
@@ -147,6 +163,15 @@ class LearnerVerifier:
                                f"losses of {K} updates", case,
                                f"worst relative difference {rl[worst]:.3g} at update {worst} "
                                f"(tolerance {tol['loss']:.3g}{tol['how']})", float(rl[worst])))
+            twin = emulated_twin(learner)
+            if twin is not None and has_instruction():      # elsewhere both are the emulation
+                em = run_learner(twin, cfg, K)
+                de = max_diff(em["weights"], got["weights"])
+                same = de == 0.0 and np.array_equal(em["losses"], got["losses"])
+                out.append(Outcome(same, "the emulated kernel equals the instruction", case,
+                                   f"{K} updates: max |difference| {de:.3g}, losses "
+                                   f"{'equal' if np.array_equal(em['losses'], got['losses']) else 'differ'} "
+                                   f"(tolerance: bit for bit)", de))
             qr = _q(ref["weights"], probes)
             clear = np.abs(qr[:, 1] - qr[:, 0]) > tol["tie"]
             ga, gr = greedy_actions(got["weights"], probes), qr.argmax(1)

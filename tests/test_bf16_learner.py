@@ -88,3 +88,15 @@ def test_a_float32_learner_keeps_the_float32_tolerances(verifier):
     assert precision(l4b) == "float32"
     tol = verifier.tolerances(l4b, 0, verifier.ref(0), None)
     assert tol["how"] == "" and tol["first"] == 1e-5 and tol["first_ref"] is verifier.ref(0)["at"][1]
+
+
+def test_where_the_cpu_has_the_instruction_the_check_compares_the_emulation(l4d, monkeypatch):
+    """The check's bit-for-bit comparison with the emulated twin runs only where the CPU has
+    AVX512-BF16; faked here (both modules emulate on this CPU, so they must agree)."""
+    from harness import learner_verify as lv
+    assert lv.emulated_twin(l4d) is not None
+    assert lv.emulated_twin(discover.get_learner("l4b_native_round_threads")) is None
+    monkeypatch.setattr(lv, "has_instruction", lambda: True)
+    outs = lv.LearnerVerifier(discover.reference_learner(), seeds=(0,)).verify(l4d)
+    em = [o for o in outs if o.check == "the emulated kernel equals the instruction"]
+    assert len(em) == 1 and em[0].ok and em[0].value == 0.0

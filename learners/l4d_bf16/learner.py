@@ -3,7 +3,7 @@ from core.learner import Learner
 from learners.l3_native_update.native_learner import native_available, native_build_info
 from learners.l4b_native_round_threads.learner import ThreadedRoundLearner
 
-MODULE = "_l4d_bf16"
+MODULE, EMULATED_MODULE = "_l4d_bf16", "_l4d_bf16_emu"
 ISA_FLAG = "avx512_bf16"
 
 
@@ -33,3 +33,14 @@ LEARNER = Learner(
     threads=(1, 2), make=make, available=available, build_info=build_info,
     sources=("learners/l3_native_update", "learners/l4b_native_round_threads", "native/include/learner",
              "native/include/nb_common.hpp", "native/include/rng.hpp"))
+
+
+def _make_emulated(cfg, replay):
+    return ThreadedRoundLearner(cfg, replay, EMULATED_MODULE)
+
+
+# Its twin with the emulated kernel on any CPU: where the CPU has the instruction, the check
+# requires the two to agree bit for bit (harness/learner_verify.py, LEARNER.md *bf16*).
+EMULATED = Learner(
+    number="4d", title="C++ round, bf16 products (emulated)", summary="L4d's kernel emulated in float32 FMAs",
+    threads=(1, 2), make=_make_emulated, available=lambda: native_available(EMULATED_MODULE))

@@ -55,7 +55,10 @@ def machine_lines(o) -> List[str]:
     text = (f"**bf16 on {o.machine_line}** (results/{o.machine}/): `{BF16}` verified (run {v['run_id']}; "
             f"LEARNER.md, *bf16*): its first update against L1 with bf16 products, "
             f"{worst.get('weights after 1 update', '-')}; after 200 updates against L1, "
-            f"{worst.get('weights after 200 updates', '-')}.")
+            f"{worst.get('weights after 200 updates', '-')}."
+            + (f" Its emulated kernel (the tests' build) against the instruction: "
+               f"{worst['the emulated kernel equals the instruction']}."
+               if "the emulated kernel equals the instruction" in worst else ""))
     ub, ua = _update_s(o, BF16), _update_s(o, BASE)
     common = sorted(t for t in set(ub) & set(ua) if t != "run")
     if common:
