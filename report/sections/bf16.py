@@ -24,7 +24,9 @@ def _update_s(o, learner: str, which: int = -1) -> dict:
     if not rids or not -len(rids) <= which < len(rids):
         return {}
     rid = rids[which]
-    return {"run": rid, **{r["threads"]: r["update_s"] for r in rows if r["run_id"] == rid}}
+    from report.data import stale
+    mine = [r for r in rows if r["run_id"] == rid]
+    return {"run": rid, "stale": any(stale(r) for r in mine), **{r["threads"]: r["update_s"] for r in mine}}
 
 
 def _runs(o, learner: str) -> int:
@@ -60,7 +62,7 @@ def machine_lines(o) -> List[str]:
                f"{worst['the emulated kernel equals the instruction']}."
                if "the emulated kernel equals the instruction" in worst else ""))
     ub, ua = _update_s(o, BF16), _update_s(o, BASE)
-    common = sorted(t for t in set(ub) & set(ua) if t != "run")
+    common = sorted(t for t in set(ub) & set(ua) if t not in ("run", "stale"))
     if common:
         text += (f" Time per update against `{BASE}` (medians, run {ub['run']}): " + "; ".join(
             f"{t} thread(s) {ub[t] * 1e6:.0f} µs against {ua[t] * 1e6:.0f} µs, {ua[t] / ub[t]:.2f}x"
@@ -68,8 +70,10 @@ def machine_lines(o) -> List[str]:
         earlier = [_update_s(o, BF16, i) for i in range(_runs(o, BF16) - 1)]
         if earlier:
             text += " Earlier runs of it there: " + "; ".join(
-                f"run {e['run']}, " + ", ".join(f"{t} thread(s) {e[t] * 1e6:.0f} µs" for t in sorted(k for k in e if k != "run"))
-                for e in earlier) + " (its code then: L4d's NOTES.md)."
+                f"run {e['run']}{' †' if e['stale'] else ''}, " + ", ".join(
+                    f"{t} thread(s) {e[t] * 1e6:.0f} µs" for t in sorted(k for k in e if k not in ("run", "stale")))
+                for e in earlier) + (" († its code has changed since: L4d's NOTES.md says how)"
+                                     if any(e["stale"] for e in earlier) else "") + "."
     rb, sb = _recipe(o, BF16)
     ra, sa = _recipe(o, BASE)
     if sb.get("n"):
