@@ -156,18 +156,25 @@ def run_pqn(a, settings, over, version, budget, seeds, args, quick, note) -> int
         impls.append(fast)
     for s in seeds:
         for imp in impls:
+            label = f"{a.name} ({imp['implementation']}) seed {s}"
             res = train_pqn(replace(cfg, seed=s), implementation=imp["make"],
-                            progress=lambda t: note(f"{a.name} ({imp['implementation']}) seed {s}: {t}"))
-            row = {**common, **{k: v for k, v in imp.items() if k != "make"}, "seed": s,
-                   "eval_mean": statistics.mean(res.eval_returns) if res.eval_returns else None,
-                   **{k: v for k, v in res.row().items() if k not in ("returns", "config")},
-                   "returns_tail": res.returns[-100:]}
-            if not args.no_record:
-                results.append("algorithm", row, quick=quick)
-            failed += not res.solved and not quick
-            print(f"{a.name} ({imp['implementation']}) seed {s}: solved={res.solved} wall={res.wall_s:.2f}s "
-                  f"updates={res.updates} transitions={res.transitions} flops={res.flops:.3g}", flush=True)
+                            progress=lambda t: note(f"{label}: {t}"))
+            failed += record_seed(label, {**common, **{k: v for k, v in imp.items() if k != "make"}},
+                                  s, res, args, quick)
     return failed
+
+
+def record_seed(label: str, common: dict, seed, res, args, quick: bool, **extra) -> int:
+    """One trained seed's row (unless --no-record) and its line; 1 if it did not solve."""
+    row = {**common, "seed": seed, **extra,
+           "eval_mean": statistics.mean(res.eval_returns) if res.eval_returns else None,
+           **{k: v for k, v in res.row().items() if k not in ("returns", "end_round", "config")},
+           "returns_tail": res.returns[-100:]}
+    if not args.no_record:
+        results.append("algorithm", row, quick=quick)
+    print(f"{label}: solved={res.solved} wall={res.wall_s:.2f}s updates={res.updates} "
+          f"transitions={res.transitions} flops={row['flops']:.3g}", flush=True)
+    return int(not res.solved and not quick)
 
 
 def verify_fast(a, cfg, note):
@@ -245,18 +252,10 @@ def run(todo, seeds, args, note, quick=None) -> int:
         for s in seeds:
             res = train(replace(cfg, seed=s), every=50,
                         progress=lambda t: note(f"{a.name} seed {s}: {t}"))
-            row = {**common, "seed": s, "flops_per_update": fpu, "flops": fpu * res.updates,
-                   "eval_mean": statistics.mean(res.eval_returns) if res.eval_returns else None,
-                   **{k: v for k, v in res.row().items() if k not in ("returns", "end_round", "config")},
-                   "returns_tail": res.returns[-100:]}
-            if not args.no_record:
-                results.append("algorithm", row, quick=quick)
-            failed += not res.solved and not quick
             note(f"{a.name} seed {s}: {'solved' if res.solved else 'NOT solved'} in "
-                 f"{res.wall_s:.2f} s, {res.updates} updates, {row['flops'] / 1e9:.0f} GFLOP")
-            print(f"{a.name} seed {s}: solved={res.solved} wall={res.wall_s:.2f}s "
-                  f"updates={res.updates} transitions={res.transitions} "
-                  f"flops={row['flops']:.3g}", flush=True)
+                 f"{res.wall_s:.2f} s, {res.updates} updates, {fpu * res.updates / 1e9:.0f} GFLOP")
+            failed += record_seed(f"{a.name} seed {s}", common, s, res, args, quick,
+                                  flops_per_update=fpu, flops=fpu * res.updates)
     return failed
 
 

@@ -16,21 +16,16 @@ def _newest(rows, **match) -> Optional[dict]:
     return hits[-1] if hits else None
 
 
-def _update_s(o, learner: str, which: int = -1) -> dict:
-    """threads -> median seconds per update, from the run that timed `learner` (the newest,
-    or `which` of them in order), with "run" -> its id."""
-    rows = [r for r in o.rows("learner") if r.get("learner") == learner]
-    rids = list(dict.fromkeys(r["run_id"] for r in rows))
-    if not rids or not -len(rids) <= which < len(rids):
-        return {}
-    rid = rids[which]
+def _timings(o, learner: str) -> List[tuple]:
+    """Every run that timed `learner`, oldest first: (run id, code changed since?, {threads:
+    median seconds per update})."""
     from report.data import stale
-    mine = [r for r in rows if r["run_id"] == rid]
-    return {"run": rid, "stale": any(stale(r) for r in mine), **{r["threads"]: r["update_s"] for r in mine}}
-
-
-def _runs(o, learner: str) -> int:
-    return len({r["run_id"] for r in o.rows("learner") if r.get("learner") == learner})
+    rows = [r for r in o.rows("learner") if r.get("learner") == learner]
+    out = []
+    for rid in dict.fromkeys(r["run_id"] for r in rows):
+        mine = [r for r in rows if r["run_id"] == rid]
+        out.append((rid, any(stale(r) for r in mine), {r["threads"]: r["update_s"] for r in mine}))
+    return out
 
 
 def _recipe(o, learner: str):
@@ -61,19 +56,17 @@ def machine_lines(o) -> List[str]:
             + (f" Its emulated kernel (the tests' build) against the instruction: "
                f"{worst['the emulated kernel equals the instruction']}."
                if "the emulated kernel equals the instruction" in worst else ""))
-    ub, ua = _update_s(o, BF16), _update_s(o, BASE)
-    common = sorted(t for t in set(ub) & set(ua) if t not in ("run", "stale"))
-    if common:
-        text += (f" Time per update against `{BASE}` (medians, run {ub['run']}): " + "; ".join(
+    tb, ta = _timings(o, BF16), _timings(o, BASE)
+    if tb and ta:
+        (rid, _, ub), ua = tb[-1], ta[-1][2]
+        text += (f" Time per update against `{BASE}` (medians, run {rid}): " + "; ".join(
             f"{t} thread(s) {ub[t] * 1e6:.0f} µs against {ua[t] * 1e6:.0f} µs, {ua[t] / ub[t]:.2f}x"
-            for t in common) + ".")
-        earlier = [_update_s(o, BF16, i) for i in range(_runs(o, BF16) - 1)]
-        if earlier:
+            for t in sorted(set(ub) & set(ua))) + ".")
+        if tb[:-1]:
             text += " Earlier runs of it there: " + "; ".join(
-                f"run {e['run']}{' †' if e['stale'] else ''}, " + ", ".join(
-                    f"{t} thread(s) {e[t] * 1e6:.0f} µs" for t in sorted(k for k in e if k not in ("run", "stale")))
-                for e in earlier) + (" († its code has changed since: L4d's NOTES.md says how)"
-                                     if any(e["stale"] for e in earlier) else "") + "."
+                f"run {r}{' †' if old else ''}, " + ", ".join(f"{t} thread(s) {u[t] * 1e6:.0f} µs" for t in sorted(u))
+                for r, old, u in tb[:-1]) + (" († its code has changed since: L4d's NOTES.md says how)"
+                                              if any(old for _, old, _ in tb[:-1]) else "") + "."
     rb, sb = _recipe(o, BF16)
     ra, sa = _recipe(o, BASE)
     if sb.get("n"):
