@@ -41,7 +41,9 @@ bench: build
 
 e2e: build
 	bash peers/train/setup_puffer.sh || echo "e2e: pufferlib could not be built; its row will say why"
-	$(VPY) -m harness e2e $(BENCH_FLAGS); rc=$$?; $(VPY) -m harness report $(BENCH_FLAGS) && exit $$rc
+	$(VPY) -m harness e2e $(BENCH_FLAGS); rc=$$?; \
+	$(VPY) -m harness e2e --stop-at periodic --trials 0 $(BENCH_FLAGS); rc2=$$?; \
+	$(VPY) -m harness report $(BENCH_FLAGS) && exit $$((rc | rc2))
 
 bench-gpu: setup
 	PY=$(VPY) bash scripts/gpu_learners.sh; rc=$$?; PY=$(VPY) bash scripts/gpu_chess.sh || rc=1; \

@@ -51,6 +51,7 @@ KIND_FIELDS: Dict[str, Sequence[str]] = {
     "learner_verification": ("learner", "status"),
     "train": ("role",),
     "e2e": ("entry", "seed"),
+    "e2e_periodic": ("entry", "seed"),
     "mpi": ("what",),
     "trials": ("trial",),
     "perft": ("version", "position", "depth", "nodes"),

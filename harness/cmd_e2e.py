@@ -11,6 +11,11 @@
    libraries (peers/train/) with their published settings and the same solved criterion.
    Rows of kind "e2e"; each of our runs carries the estimate for its own number of rounds.
 `make bench QUICK=1` runs a short variant (stage 50); a full `make bench` leaves it to `make e2e`.
+
+`--stop-at periodic` runs the same comparison under the practitioner's criterion instead
+(core.evaluate.Periodic: a greedy evaluation every `--eval-every` environment steps, the run
+ends at the first that passes), rows of kind "e2e_periodic"; `make e2e` runs both. With
+`--trials 0` the fastest pair's "selected settings" are the newest search's on this machine.
 """
 from __future__ import annotations
 
@@ -18,10 +23,12 @@ import os
 import statistics
 import time
 from dataclasses import replace
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 from core import discover, estimate, results
 from core.errors import StudyError
+
+from core.evaluate import PERIODIC_EVERY
 
 from .cli_util import bounded_float, nonneg_int, positive_int, seed_int
 
@@ -46,11 +53,18 @@ def register(sub):
                         f"(default {BUDGET_S:g}; quick {QUICK_BUDGET_S:g})")
     p.add_argument("--first-seed", type=seed_int, default=SEEDS[0], help="first comparison seed")
     p.add_argument("--seeds", type=positive_int("--seeds", 100), help="comparison seeds (default 5)")
-    p.add_argument("--trials", type=nonneg_int("--trials", 1000), help="Optuna trials (0: no selection)")
+    p.add_argument("--trials", type=nonneg_int("--trials", 1000), help="Optuna trials (0: no new search; the newest selection on "
+                        "this machine, if any, gives the 'selected settings' row)")
     p.add_argument("--no-peers", action="store_true", help="only this project's runs")
     p.add_argument("--only-peers", action="store_true",
                    help="only the peers' runs (e.g. one that could not run before: --peer NAME)")
     p.add_argument("--peer", action="append", help="peer to run (repeatable; default all)")
+    p.add_argument("--stop-at", choices=("solved", "periodic"), default="solved",
+                   help="solved: the study's criterion (rows 'e2e'); periodic: the practitioner's, "
+                        "the first periodic greedy evaluation that passes (rows 'e2e_periodic')")
+    p.add_argument("--eval-every", type=positive_int("--eval-every", 10 ** 9), default=PERIODIC_EVERY,
+                   help=f"environment steps between periodic evaluations (default {PERIODIC_EVERY:,}; "
+                        "with --stop-at periodic)")
     p.set_defaults(func=cmd_e2e)
 
 
@@ -74,12 +88,27 @@ def cmd_e2e(args):
     prog = Progress("e2e")
     if args.only_peers:
         budget = args.budget or (QUICK_BUDGET_S if args.quick else BUDGET_S)
-        bad = run_peers(args.quick, prog.note, seeds[:1] if args.quick else seeds, budget, args.peer)
+        bad = run_peers(args.quick, prog.note, seeds[:1] if args.quick else seeds, budget, args.peer,
+                        criterion(args))
     else:
         bad = run(args.quick, prog, seeds=seeds, budget=args.budget, trials=args.trials,
-                  peers=not args.no_peers, peer_names=args.peer)
+                  peers=not args.no_peers, peer_names=args.peer, crit=criterion(args))
     prog.clear()
     return 1 if bad else 0
+
+
+def criterion(args) -> dict:
+    """The stopping rule of every run: the study's (eval_every 0) or the practitioner's."""
+    if args.stop_at == "solved":
+        return {"stop_at": "solved", "eval_every": 0}
+    return {"stop_at": "periodic", "eval_every": args.eval_every}
+
+
+def kind_of(crit: dict) -> str:
+    return "e2e" if crit["stop_at"] == "solved" else "e2e_periodic"
+
+
+SOLVED = {"stop_at": "solved", "eval_every": 0}
 
 
 def cartpole_rows(kind: str, quick: bool) -> list:
@@ -162,7 +191,7 @@ def round_costs(rung_names: List[str], gens: Dict[str, dict]) -> dict:
     return {"store_s": store, "push_s": push}
 
 
-def run_ours(cfg, label: str, mode: str, inp: dict, costs: dict, quick: bool, note) -> dict:
+def run_ours(cfg, label: str, mode: str, inp: dict, costs: Optional[dict], quick: bool, note) -> dict:
     """One of our training runs, its row (with the estimate for its own rounds) appended."""
     from training.loop import train
     note(f"{cfg.version} x {cfg.learner} ({label}, {mode}) seed {cfg.seed}")
@@ -174,22 +203,25 @@ def run_ours(cfg, label: str, mode: str, inp: dict, costs: dict, quick: bool, no
            "eval_mean": float(statistics.mean(res.eval_returns)) if res.eval_returns else None,
            **res.row()}
     g, lc = inp["gens"].get(cfg.version), inp["costs"].get(cfg.learner)
-    if label == "default" and g and lc:
+    if label == "default" and g and lc and costs:
         t_gen = g["t_gen"] + costs["push_s"].get(cfg.version, 0.0)
         fixed = lc["t_round_fixed"] + costs["store_s"]
         row.update({"t_gen_side_s": t_gen, "t_update_s": lc["t_update"], "t_round_fixed_s": fixed,
                     "predicted_own_rounds_s": estimate.predict_run(
                         res.rounds, t_gen, cfg.updates_per_round, lc["t_update"], fixed,
                         mode == "overlapped")})
-    full = results.append("e2e", row, quick=quick)
-    state = "solved" if res.solved else "NOT solved"
+    full = results.append(kind_of({"stop_at": cfg.stop_at}), row, quick=quick)
+    if cfg.stop_at == "periodic":
+        state = "passed a periodic evaluation" if (res.periodic or {}).get("passed") else "NOT passed"
+    else:
+        state = "solved" if res.solved else "NOT solved"
     note(f"{row['entry']} ({label}, {mode}) seed {cfg.seed}: {state} in {res.wall_s:.1f} s, "
          f"{res.rounds} rounds")
     return full
 
 
 def run(quick: bool, progress, seeds=SEEDS, budget=None, trials=None, peers=True,
-        peer_names=None) -> int:
+        peer_names=None, crit: dict = SOLVED) -> int:
     from training.config import TrainConfig
     from training.select import select
     note = progress.note
@@ -198,17 +230,21 @@ def run(quick: bool, progress, seeds=SEEDS, budget=None, trials=None, peers=True
     budget = budget or (QUICK_BUDGET_S if quick else BUDGET_S)
     trials = (QUICK_TRIALS if quick else TRIALS) if trials is None else trials
     base = TrainConfig(version=fastest, budget_s=budget, workers=gens[fastest]["workers"],
-                       max_rounds=E2E_MAX_ROUNDS)
+                       max_rounds=E2E_MAX_ROUNDS, **crit)
     if quick:
         seeds = seeds[:1]
         base = replace(base, threshold=QUICK_THRESHOLD, max_rounds=150)
     matrix_rungs = [r for r in dict.fromkeys((() if quick else MATRIX_RUNGS) + (fastest,)) if r in gens]
-    costs = round_costs(matrix_rungs, gens)
-    results.append("e2e_costs", {"store_s": costs["store_s"], "push_s": costs["push_s"],
-                                 "fastest": fastest, "best_learner": best}, quick=quick)
+    costs = None
+    if crit["stop_at"] == "solved":          # the estimate's inputs, checked by these runs
+        costs = round_costs(matrix_rungs, gens)
+        results.append("e2e_costs", {"store_s": costs["store_s"], "push_s": costs["push_s"],
+                                     "fastest": fastest, "best_learner": best}, quick=quick)
     failed = 0
 
     selected = None
+    if not trials:
+        selected = newest_selection(fastest, best, quick, note)
     if trials:
         lc = inp["costs"][best]
         sel_base = replace(base, learner=best, threads=lc["threads"],
@@ -241,27 +277,39 @@ def run(quick: bool, progress, seeds=SEEDS, budget=None, trials=None, peers=True
                 failed += counts_as_failure(row, quick)
             except StudyError as e:
                 failed += 1
-                results.append("e2e", {"family": "ladder", "entry": f"{rung} x {lr}", "label": label,
+                results.append(kind_of(crit), {"family": "ladder", "entry": f"{rung} x {lr}", "label": label,
                                        "seed": s, "error": str(e)}, quick=quick)
                 note(f"{rung} x {lr} seed {s}: {e}")
 
     if peers:
-        failed += run_peers(quick, note, seeds, budget, peer_names)
+        failed += run_peers(quick, note, seeds, budget, peer_names, crit)
     return failed
 
 
-def run_peers(quick, note, seeds, budget, names) -> int:
+def newest_selection(version: str, learner: str, quick: bool, note) -> Optional[dict]:
+    """The settings the newest search on this machine selected for this pair (--trials 0)."""
+    rows = [r for r in results.load("trials", quick=quick)
+            if r.get("selected") and r.get("version") == version and r.get("learner") == learner]
+    if not rows:
+        note(f"--trials 0: no earlier selection for {version} x {learner}; no 'selected' row")
+        return None
+    note(f"--trials 0: the settings selected in run {rows[-1]['run_id']}: {rows[-1]['params']}")
+    return dict(rows[-1]["params"])
+
+
+def run_peers(quick, note, seeds, budget, names, crit: dict = SOLVED) -> int:
     try:
         from peers.train.runner import run_peer_training
     except ImportError as e:
-        results.append("e2e", {"family": "peer", "entry": "peers", "seed": None, "skipped": True,
+        results.append(kind_of(crit), {"family": "peer", "entry": "peers", "seed": None, "skipped": True,
                                "reason": f"peers' training runners are not available ({e})"}, quick=quick)
         note(f"peers: not available ({e})")
         return 1
     from peers.train import NAMES
     def write(r):           # each row lands as its seed ends: a later crash loses none
-        results.append("e2e", {"family": "peer", **r, "entry": r.get("peer")}, quick=quick)
-    rows = run_peer_training(names or list(NAMES), list(seeds), budget, quick, note, on_row=write)
+        results.append(kind_of(crit), {"family": "peer", **r, "entry": r.get("peer")}, quick=quick)
+    rows = run_peer_training(names or list(NAMES), list(seeds), budget, quick, note, on_row=write,
+                             eval_every=crit["eval_every"], stop_at=crit["stop_at"])
     return sum(r.get("status") == "failed" for r in rows)
 
 
@@ -270,6 +318,8 @@ def counts_as_failure(row: dict, quick: bool) -> bool:
     caps (150 rounds, a lower threshold) are a smoke test of the path, not a training budget,
     so there it is shown as not solved and `make bench QUICK=1` still exits 0 (on a fresh
     clone it exited 2 when one quick run missed its cap)."""
+    if row.get("stop_at") == "periodic" or (row.get("config") or {}).get("stop_at") == "periodic":
+        return bool(row.get("error")) or (not (row.get("periodic") or {}).get("passed") and not quick)
     return bool(row.get("error")) or (not row.get("solved") and not quick)
 
 

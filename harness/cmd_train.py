@@ -108,7 +108,12 @@ def cmd_train(args):
     if out is not None:
         from .commands import _write_npz
         _write_npz(out, res.weights)
-    state = "solved" if res.solved else "NOT solved"
+    per = res.periodic or {}
+    if cfg.stop_at == "periodic":
+        state = ("trained by the periodic criterion" if per.get("passed")
+                 else "NOT trained by the periodic criterion")
+    else:
+        state = "solved" if res.solved else "NOT solved"
     ev = np.mean(res.eval_returns) if res.eval_returns else float("nan")
     print(f"{cfg.version} x {cfg.learner}: {state} after {res.rounds} rounds ({res.updates} updates, "
           f"{res.transitions} transitions) in {res.wall_s:.2f}s "
@@ -117,4 +122,8 @@ def cmd_train(args):
     print(f"  time: generate {res.gen_s:.2f}s (waited {res.wait_s:.2f}s), learn {res.learn_s:.2f}s, "
           f"store {res.store_s:.2f}s, weight push {res.push_s:.2f}s; learner on {res.device}, "
           f"actor {res.actor}" + (f"; weights saved to {out}" if out else ""))
-    return 0 if res.solved else 1
+    if per:
+        print(f"  periodic evaluations (every {per['every']:,} transitions): "
+              + (", ".join(f"{m:.0f} at {n:,}" for n, _, m in per["evals"]) or "none")
+              + (f"; first pass at {per['passed_s']:.2f}s" if per["passed"] else ""))
+    return 0 if (per.get("passed") if cfg.stop_at == "periodic" else res.solved) else 1

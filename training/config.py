@@ -65,6 +65,12 @@ class TrainConfig(RunSettings, LearnConfig):
     eval_episodes: int = _h("greedy (epsilon 0) episodes in Gymnasium's CartPole-v1 that confirm "
                             "a solve", default=20)
     eval_cooldown: int = _h("rounds between two confirmation attempts", default=5)
+    eval_every: int = _h("the practitioner's criterion beside ours: a greedy evaluation every this "
+                         "many transitions, at the first round's end past each multiple (0: none)",
+                         default=0)
+    stop_at: str = _h("stop when solved (our criterion) or at the first periodic evaluation that "
+                      "passes (the practitioner's; needs --eval-every)", default="solved",
+                      meta={"choices": ("solved", "periodic")})
     pipelined: bool = _h("generate round k+1 while learning on round k (weights one round stale)",
                          default=False)
     actor: str = _h("pipelined actor: a child process (any rung), a thread (overlaps only when "
@@ -99,6 +105,11 @@ class TrainConfig(RunSettings, LearnConfig):
         need(_fin(self.budget_s) and 0 <= self.budget_s <= 10 ** 6, "budget_s",
              "a finite number of seconds in [0, 1e6] (0: no limit)")
         need(self.actor in ("auto", "process", "thread"), "actor", "auto, process or thread")
+        need(isinstance(self.eval_every, int) and not isinstance(self.eval_every, bool)
+             and 0 <= self.eval_every <= 10 ** 9, "eval_every", "an integer in [0, 1e9] (0: none)")
+        need(self.stop_at in ("solved", "periodic"), "stop_at", "solved or periodic")
+        if self.stop_at == "periodic" and not self.eval_every:
+            raise StudyError("--stop-at periodic needs --eval-every > 0 (the evaluations' cadence)")
         if self.n_step > self.steps:
             raise StudyError(f"--n-step {self.n_step} exceeds --steps {self.steps}: a round must "
                              f"complete the windows the round before left open")

@@ -6,6 +6,10 @@ with LEARNER.md's counter-based indices, and the new weights go back to the acto
 the next epsilon. In pipelined mode the actor generates round k+1 while the learner learns
 on round k, with weights one round stale. Solved: the mean return of the last 100
 episodes reaches the threshold and a greedy evaluation in Gymnasium's CartPole-v1 agrees.
+With `eval_every`, the practitioner's criterion is kept beside it (core.evaluate.Periodic:
+a greedy evaluation every so many transitions, trained at the first that passes), and
+`stop_at="periodic"` ends the run there. In pipelined mode the actor's request for the
+next round is in flight during any evaluation, as it is during the confirmation.
 """
 from __future__ import annotations
 
@@ -19,7 +23,7 @@ import numpy as np
 
 from core.discover import reference_learner, runnable_learner
 from core.errors import StudyError
-from core.evaluate import eval_seed, greedy_eval, mlp_policy
+from core.evaluate import Periodic, eval_seed, greedy_eval, mlp_policy
 from core.replay import Replay
 
 from .actors import make_actor
@@ -52,6 +56,7 @@ class TrainResult:
     learner: str = ""
     device: str = "cpu"
     out_of_budget: bool = False  # stopped by budget_s before solving
+    periodic: Optional[dict] = None   # the practitioner's criterion (Periodic.row()), if asked
     weights: Optional[Dict[str, np.ndarray]] = field(default=None, repr=False)
 
     def row(self) -> dict:
@@ -91,6 +96,7 @@ def train(cfg: TrainConfig, progress: Optional[Callable[[str], None]] = None,
     in_flight = False
     loop_s = 0.0
     out_of_budget = False
+    periodic = Periodic(cfg.eval_every, cfg.eval_episodes, cfg.threshold, eval_seed(cfg.seed))
     try:
         actor.request(cfg.steps, None, cfg.epsilon(0))
         in_flight = True
@@ -127,8 +133,15 @@ def train(cfg: TrainConfig, progress: Optional[Callable[[str], None]] = None,
                 progress(f"round {k:4d}  transitions {rounds * cfg.envs * cfg.steps:7d}  "
                          f"mean return {mean:6.1f}  epsilon {cfg.epsilon(k):.3f}  "
                          f"elapsed {time.perf_counter() - t_loop - eval_s:6.1f}s")
-            if (len(tracker.returns) >= cfg.window and mean >= cfg.threshold
-                    and k - last_eval >= cfg.eval_cooldown):
+            dt = periodic.check(rounds * cfg.envs * cfg.steps,
+                                time.perf_counter() - t_loop - eval_s, lambda: mlp_policy(pending))
+            eval_s += dt
+            if dt and progress:
+                progress(f"round {k:4d}  periodic evaluation: mean {periodic.evals[-1][2]:.1f}")
+            if periodic.passed and cfg.stop_at == "periodic":
+                break
+            if (cfg.stop_at == "solved" and len(tracker.returns) >= cfg.window
+                    and mean >= cfg.threshold and k - last_eval >= cfg.eval_cooldown):
                 te = time.perf_counter()
                 eval_returns = greedy_eval(mlp_policy(pending), cfg.eval_episodes, seed=eval_seed(cfg.seed))
                 eval_s += time.perf_counter() - te
@@ -160,7 +173,8 @@ def train(cfg: TrainConfig, progress: Optional[Callable[[str], None]] = None,
         final_mean_return=tracker.mean_last(cfg.window), eval_returns=eval_returns, evals=evals,
         returns=tracker.returns, end_round=tracker.end_round, actor=actor.kind,
         learner=cfg.learner, device=str(getattr(learner, "device", "cpu")),
-        out_of_budget=out_of_budget, weights=pending)
+        out_of_budget=out_of_budget, weights=pending,
+        periodic=periodic.row() if cfg.eval_every else None)
 
 
 def train_quiet(cfg_dict: dict) -> dict:

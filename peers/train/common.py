@@ -16,6 +16,11 @@ Time: the Judge owns the clock. Training time (`wall_s`) runs from `start()` to 
 the criterion holds or the budget is spent, minus the time spent in greedy evaluations,
 which is measured apart (`eval_s`). A greedy evaluation is run only when the training
 mean holds, and at most once every `eval_gap_s` seconds of training time.
+
+The practitioner's criterion (core.evaluate.Periodic), when `eval_every` > 0: the same
+greedy evaluation every `eval_every` environment steps, looked at wherever the library
+hands back control; `stop_at="periodic"` ends the run at the first that passes (the
+study's criterion is then not looked at).
 """
 from __future__ import annotations
 
@@ -28,7 +33,7 @@ from typing import Callable, Dict, List, Optional
 import numpy as np
 
 from core import procutil
-from core.evaluate import eval_seed, greedy_eval
+from core.evaluate import Periodic, eval_seed, greedy_eval
 from core.spec import CARTPOLE
 from peers.base import PeerUnavailable
 
@@ -54,6 +59,8 @@ class Settings:
     # The training half of the criterion, when a peer's environment cannot reach
     # `threshold` (PufferLib's 200-step CartPole); None: the same as `threshold`.
     train_threshold: Optional[float] = None
+    eval_every: int = 0             # the practitioner's periodic evaluation (0: none)
+    stop_at: str = "solved"         # or "periodic": stop at its first pass
 
 
 class Judge:
@@ -64,7 +71,8 @@ class Judge:
         self.act_fn = act_fn            # builds the current greedy policy when called
         self.returns: List[float] = []
         self.t0: Optional[float] = None
-        self.eval_s = 0.0
+        self.eval_s = 0.0               # every greedy evaluation's time (left out of training)
+        self.eval_s_strict = 0.0        # the confirmations' part of it
         self.evals = 0
         self.eval_returns: List[int] = []
         self.last_eval_at = -math.inf   # training time of the last greedy evaluation
@@ -75,6 +83,7 @@ class Judge:
         self.env_steps = 0
         self.curve: List[list] = []
         self._next_curve = 0.0
+        self.periodic = Periodic(s.eval_every, s.eval_episodes, s.threshold, eval_seed(s.seed))
 
     # -- the clock -------------------------------------------------------------------
     def start(self) -> None:
@@ -108,11 +117,18 @@ class Judge:
         if t >= self._next_curve:
             self.curve.append([round(t, 3), int(env_steps), self.mean_last(), len(self.returns)])
             self._next_curve = t + CURVE_EVERY_S
-        if ended and self.mean_holds() and t - self.last_eval_at >= self.s.eval_gap_s:
+        if self.periodic.check(env_steps, t, self.act_fn):
+            self.eval_s = self.eval_s_strict + self.periodic.eval_s
+            if self.periodic.passed and self.s.stop_at == "periodic":
+                self.stop_reason, self.stopped_at = "periodic", t
+                return True
+        if (self.s.stop_at == "solved" and ended and self.mean_holds()
+                and t - self.last_eval_at >= self.s.eval_gap_s):
             te = time.perf_counter()
             self.eval_returns = greedy_eval(self.act_fn(), self.s.eval_episodes,
                                             seed=eval_seed(self.s.seed))
-            self.eval_s += time.perf_counter() - te
+            self.eval_s_strict += time.perf_counter() - te
+            self.eval_s = self.eval_s_strict + self.periodic.eval_s
             self.evals += 1
             self.last_eval_at = t
             if float(np.mean(self.eval_returns)) >= self.s.threshold:
@@ -155,6 +171,8 @@ class Judge:
             "eval_gap_s": self.s.eval_gap_s,
             "curve": self.curve,
             "curve_fields": ["training_s", "env_steps", "last100_mean", "episodes"],
+            "stop_at": self.s.stop_at,
+            "periodic": self.periodic.row() if self.s.eval_every else None,
         }
 
 

@@ -105,19 +105,21 @@ def run_one(peer: str, seed: int, budget: float, quick: bool = False,
             threshold: float = THRESHOLD, window: int = WINDOW,
             eval_gap: float = DEFAULT_EVAL_GAP_S, eval_episodes: int = EVAL_EPISODES,
             timeout: Optional[float] = None, extra_args: Optional[List[str]] = None,
-            threads: Optional[int] = None) -> dict:
+            threads: Optional[int] = None, eval_every: int = 0, stop_at: str = "solved") -> dict:
     """Train one (peer, seed) in a fresh subprocess; return its row. threads=None (the
     default, and what the comparison uses) leaves each library its own thread defaults."""
     timeout = float(timeout) if timeout is not None else timeout_for(budget)
     base = {"entry": ENTRY, "peer": peer, "title": title(peer), "seed": seed, "quick": quick,
             "budget_s": budget, "threshold": threshold, "window": window,
-            "timeout_s": timeout, "threads_pinned": threads}
+            "timeout_s": timeout, "threads_pinned": threads, "stop_at": stop_at,
+            "eval_every": eval_every}
     py, why = interpreter(peer)
     if py is None:
         return {**base, "status": "skipped", "skipped": True, "solved": False, "reason": why}
     cmd = [py, "-m", "peers.train.child", "--peer", peer, "--seed", str(seed),
            "--budget", repr(budget), "--threshold", repr(threshold), "--window", str(window),
-           "--eval-gap", repr(eval_gap), "--eval-episodes", str(eval_episodes)]
+           "--eval-gap", repr(eval_gap), "--eval-episodes", str(eval_episodes),
+           "--eval-every", str(int(eval_every)), "--stop-at", stop_at]
     if quick:
         cmd.append("--quick")
     cmd += list(extra_args or [])
@@ -171,7 +173,7 @@ def run_peer_training(peers: Iterable[str], seeds: Iterable[int], budget: float 
     rows say quick=true; the criterion is unchanged (pass threshold=/window= to lower it,
     which the row records). on_row(row) is called as each (peer, seed) ends, before the
     next starts: write rows there, not from the returned list, so none is lost if a later
-    one raises. kwargs go to run_one (threshold, window, eval_gap, timeout).
+    one raises. kwargs go to run_one (threshold, window, eval_gap, timeout, eval_every, stop_at).
     """
     peers, seeds, budget = check_inputs(peers, seeds, budget)
     if quick:
@@ -193,7 +195,11 @@ def run_peer_training(peers: Iterable[str], seeds: Iterable[int], budget: float 
 def describe(r: dict) -> str:
     if r.get("status") in ("skipped", "failed"):
         return f"{r['status']}: {r.get('reason')}"
-    if r.get("solved"):
+    per = r.get("periodic") or {}
+    if r.get("stop_at") == "periodic":
+        what = (f"a periodic evaluation passed at {per['passed_s']:.1f} s" if per.get("passed")
+                else f"no periodic evaluation passed in {r['budget_s']:g} s")
+    elif r.get("solved"):
         what = f"solved in {r['wall_s']:.1f} s"
     elif r.get("status") == "diagnostic" and r.get("diagnostic_solved"):
         what = f"diagnostic (not comparable): its adapted criterion met in {r['wall_s']:.1f} s"
