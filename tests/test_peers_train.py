@@ -120,7 +120,8 @@ def test_unknown_peer_is_a_study_error():
 
 
 @pytest.mark.parametrize("args", [["--budget", "0"], ["--budget", "nan"], ["--seeds", "-3"],
-                                  ["--peer", "nope"]])
+                                  ["--peer", "nope"], ["--stop-at", "periodic"],
+                                  ["--eval-every", "-1"]])
 def test_cli_bad_input_is_one_line_and_status_2(args):
     p = subprocess.run([sys.executable, "-m", "peers.train", *args], cwd=ROOT,
                        capture_output=True, text=True, timeout=60)

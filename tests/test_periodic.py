@@ -188,3 +188,82 @@ def test_trials_zero_reuses_the_newest_selection(monkeypatch, tmp_path):
     results.append("trials", {"trial": 3, "version": "v5c", "learner": "other", "selected": True,
                               "params": {"lr": 9.0}})
     assert newest_selection("v5c", "l4b", False, notes.append) == {"lr": 3e-3}
+
+
+def _ours(seed, wall, solved, label="default"):
+    return {"family": "ladder", "entry": "vA x lB", "label": label, "mode": "alternating",
+            "seed": seed, "solved": solved, "wall_s": wall, "budget_s": 300.0, "rounds": 10,
+            "updates": 100, "transitions": 6400, "startup_s": 0.01, "final_mean_return": 480.0,
+            "gen_s": 0.1, "wait_s": 0.1, "learn_s": 0.5, "store_s": 0.01, "push_s": 0.01,
+            "config": {"stop_at": "solved"}}
+
+
+def _peer(seed, wall, solved, **kw):
+    return {"family": "peer", "entry": "sb3_dqn", "peer": "sb3_dqn", "title": "SB3 DQN",
+            "seed": seed, "solved": solved, "wall_s": wall, "budget_s": 300.0,
+            "status": "solved" if solved else "not_solved", "env_steps": 50_000,
+            "gradient_updates": 1000, "startup_s": 4.0, "last100_mean": 200.0, **kw}
+
+
+def _periodic(passed_s, steps=20_480):
+    return {"every": 10_000, "episodes": 20, "threshold": 475.0, "passed": passed_s is not None,
+            "passed_s": passed_s, "passed_env_steps": steps if passed_s is not None else None,
+            "evals": [[steps, passed_s or 300.0, 500.0 if passed_s is not None else 100.0]],
+            "eval_s": 0.3}
+
+
+def test_the_report_gives_both_criteria_and_both_ratios(tmp_path):
+    """Every row gets the practitioner's time beside the study's; ratios under both; a peer
+    that never solves by the study's criterion but passes a periodic evaluation is timed."""
+    from core import results
+    from report.context import Context
+    from report.sections import trained
+    d = tmp_path / "results"
+    for s, t in zip(range(100, 103), (4.0, 5.0, 6.0)):
+        results.append("e2e", _ours(s, t, True), directory=d)
+        results.append("e2e", _peer(s, 300.0, False), directory=d)
+    for s, t, p in zip(range(100, 103), (1.0, 2.0, 3.0), (30.0, 20.0, None)):
+        results.append("e2e_periodic", {**_ours(s, t, False), "periodic": _periodic(t),
+                                         "config": {"stop_at": "periodic", "envs": 20, "steps": 32}},
+                       directory=d)
+        results.append("e2e_periodic", _peer(s, p or 300.0, False, stop_at="periodic",
+                                             periodic=_periodic(p, 40_000)), directory=d)
+    ctx = Context(results_dir=d, report_dir=tmp_path / "report")
+    text = trained.render(ctx)
+    assert "Practitioner's criterion [IQR]" in text
+    assert "| `vA x lB` | 3/3 | 5 s [4 s-6 s] | 2 s [1 s-3 s] (3/3) |" in text
+    assert "| SB3 DQN | 0/3 | not solved in 300 s | 30 s [20 s-> 300 s] (2/3) |" in text
+    assert "| SB3 DQN | not solved in 300 s | > 60x | 30 s [20 s-> 300 s] (2/3) | 15.0x | 40,000 |" in text
+    assert "`vA x lB` under both criteria" in text
+    assert "every 10,000 environment steps" in text and "our round's end, every 640 steps" in text
+    assert (tmp_path / "report" / "figures" / "time_to_trained_both.png").exists()
+    head = trained.headline(ctx)
+    assert "By the practitioner's criterion" in head and "15x sooner than the quickest peer" in head
+    # none of the peer's seeds passing: "not met", and the headline says no peer passed
+    d2 = tmp_path / "r2"
+    results.append("e2e", _ours(100, 4.0, True), directory=d2)
+    results.append("e2e_periodic", {**_ours(100, 1.0, False), "periodic": _periodic(1.0)}, directory=d2)
+    results.append("e2e_periodic", _peer(100, 300.0, False, periodic=_periodic(None)), directory=d2)
+    puffer = {**_peer(100, 40.0, False, periodic=_periodic(40.0, 524_288)), "entry": "pufferlib_ppo",
+              "peer": "pufferlib_ppo", "title": "PufferLib"}
+    results.append("e2e_periodic", puffer, directory=d2)
+    ctx2 = Context(results_dir=d2, report_dir=tmp_path / "rep2")
+    text2 = trained.render(ctx2)
+    assert "not met in 300 s (0/1)" in text2 and "its first evaluation came at 524,288 steps" in text2
+    assert "40x sooner than the quickest peer, PufferLib" in trained.headline(ctx2)
+    d3 = tmp_path / "r3"
+    results.append("e2e", _ours(100, 4.0, True), directory=d3)
+    results.append("e2e_periodic", {**_ours(100, 1.0, False), "periodic": _periodic(1.0)}, directory=d3)
+    results.append("e2e_periodic", _peer(100, 300.0, False, periodic=_periodic(None)), directory=d3)
+    head3 = trained.headline(Context(results_dir=d3, report_dir=tmp_path / "rep3"))
+    assert "while no peer passed in most seeds within 300 s" in head3
+
+
+def test_without_periodic_rows_the_table_is_as_before(tmp_path):
+    from core import results
+    from report.context import Context
+    from report.sections import trained
+    d = tmp_path / "results"
+    results.append("e2e", _ours(100, 4.0, True), directory=d)
+    text = trained.render(Context(results_dir=d, report_dir=tmp_path / "report"))
+    assert "Practitioner's" not in text and "| Who | Solved | Time to solved [IQR] | Start-up |" in text

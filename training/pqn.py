@@ -19,7 +19,8 @@ episode). This is the recursion of purejaxql; CleanRL's pqn.py writes one that d
 cut lambda's term at an episode's end (peers/train/cleanrl_pqn_peer.py keeps CleanRL's).
 
 Its update is not LEARNER.md's, so no learner of learners/ runs it; this file is its
-reference, and a fast implementation would be verified against it.
+reference (TorchPQN), and algorithms/a6_pqn's native implementation is verified against it
+(training/pqn_verify.py) before it is timed.
 """
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
 """python -m peers.train [--peer NAME ...] [--seeds 100,101] [--budget 300] [--quick] [--json]
+                       [--eval-every STEPS [--stop-at periodic]]
 
 Trains each peer once per seed (each in its own subprocess) and prints one line per row
 (or the rows as JSON lines with --json). Writes nothing: the bench's stage writes rows.
@@ -29,6 +30,11 @@ def main(argv=None) -> int:
     ap.add_argument("--threshold", type=float, default=THRESHOLD)
     ap.add_argument("--window", type=int, default=WINDOW)
     ap.add_argument("--eval-gap", type=float, default=DEFAULT_EVAL_GAP_S)
+    ap.add_argument("--eval-every", type=int, default=0,
+                    help="the practitioner's criterion beside ours: a greedy evaluation every this "
+                         "many env steps (0: none)")
+    ap.add_argument("--stop-at", choices=("solved", "periodic"), default="solved",
+                    help="stop at the study's criterion or at the first passing periodic evaluation")
     ap.add_argument("--timeout", type=float, default=None, help="hard limit per child, seconds")
     ap.add_argument("--threads", type=int, default=None,
                     help="pin BLAS/OpenMP/XLA threads (diagnostic; default: library defaults)")
@@ -37,10 +43,13 @@ def main(argv=None) -> int:
     try:
         if a.window <= 0 or a.eval_gap < 0 or (a.threads is not None and a.threads < 1):
             raise StudyError("--window must be > 0, --eval-gap >= 0 and --threads >= 1")
+        if a.eval_every < 0 or (a.stop_at == "periodic" and a.eval_every == 0):
+            raise StudyError("--eval-every must be >= 0, and > 0 with --stop-at periodic")
         rows = run_peer_training(a.peer or list(NAMES), seeds_arg(a.seeds), a.budget, a.quick,
                                  progress=None if a.json else lambda t: print(t, file=sys.stderr),
                                  threshold=a.threshold, window=a.window, eval_gap=a.eval_gap,
-                                 timeout=a.timeout, threads=a.threads,
+                                 timeout=a.timeout, threads=a.threads, eval_every=a.eval_every,
+                                 stop_at=a.stop_at,
                                  on_row=(lambda r: print(json.dumps(r), flush=True)) if a.json else None)
     except StudyError as e:
         print(f"error: {e}", file=sys.stderr)

@@ -7,6 +7,7 @@ from collections import defaultdict
 from typing import Dict, List, Optional
 
 from report.context import md_table
+from report.sections import trained_periodic as periodic
 from report.sections.trained_peers import (diagnostic_cells, diagnostic_note, fmt_s,
                                            inf_quartiles, steps_text, targets)
 
@@ -15,10 +16,10 @@ CRITERION = ("mean return of the last 100 training episodes >= 475, confirmed by
              "evaluation of 20 episodes in Gymnasium's own CartPole-v1 (mean >= 475)")
 
 
-def groups(ctx) -> Dict[tuple, List[dict]]:
+def groups(ctx, kind: str = "e2e") -> Dict[tuple, List[dict]]:
     """(family, entry, label, mode) -> rows of the newest run that has that group."""
     by = defaultdict(list)
-    for r in ctx.rows("e2e"):
+    for r in ctx.rows(kind):
         if r.get("entry") is None:
             continue
         by[(r.get("family"), r["entry"], r.get("label", ""), r.get("mode", ""))].append(r)
@@ -118,6 +119,8 @@ def render(ctx):
             "(the middle half of the seeds) in brackets; an unsolved seed counts as slower than "
             "any solved one." + runs_note(g), ""]
     order = sorted(sums, key=lambda k: (sums[k].get("median", math.inf), k))
+    pg = groups(ctx, "e2e_periodic")
+    psums = {k: periodic.summary(v) for k, v in pg.items()}
     table, notes = [], []
     for k in order:
         s = sums[k]
@@ -137,8 +140,11 @@ def render(ctx):
             t = f"not solved in {s['budget']:g} s"
         table.append((label(k, g[k]), f"{s['solved']}/{s['n']}", t, fmt_s(s["startup"]),
                       f"{s['ret']:.0f}" if s.get("ret") is not None else "-", steps_text(g[k])))
-    out += [md_table(["Who", "Solved", "Time to solved [IQR]", "Start-up", "Last-100 return",
-                      "Work done (median; solved runs if any)"], table), ""] + notes
+    if psums:
+        table = [row[:3] + (periodic.cell(psums.get(k)),) + row[3:] for k, row in zip(order, table)]
+    head = ["Who", "Solved", "Time to solved [IQR]"] + (["Practitioner's criterion [IQR]"] if psums else [])
+    out += [md_table(head + ["Start-up", "Last-100 return", "Work done (median; solved runs if any)"],
+                     table), ""] + notes
     missing = not_run(g)
     if missing:
         out += [f"Not run in these runs (no rows): {', '.join(missing)}.", ""]
@@ -147,6 +153,7 @@ def render(ctx):
     fig = figure(ctx, sums, g, order)
     if fig:
         out += [f"![Time to a trained agent]({fig})", ""]
+    out += periodic.paragraph(ctx, sums, psums, g, pg, label)
     out += knobs(sums, g)
     out += breakdown(g)
     out += how_peers(g)
@@ -360,4 +367,6 @@ def headline(ctx) -> str:
         r = min(ref, key=lambda k: sums[k]["median"])
         parts.append(f"{sums[r]['median'] / b['median']:.0f}x sooner than our own loop with the "
                      f"PyTorch-eager learner ({label(r, g[r])}, {fmt_s(sums[r]['median'])})")
-    return text + (": " + "; ".join(parts) if parts else "") + ". Seeds never used for tuning; start-up apart."
+    return (text + (": " + "; ".join(parts) if parts else "") + "."
+            + periodic.headline(groups(ctx, "e2e_periodic"), label)
+            + " Seeds never used for tuning; start-up apart.")
