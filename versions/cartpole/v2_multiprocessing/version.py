@@ -21,4 +21,4 @@ RUNG = Rung(
              "environments and writing its columns of the batch into shared memory"),
     make_generator=make_generator, available=available, parallel="workers",
     max_workers=64, verify_workers=(1, 2, 3), serial_base="v1_python",
-    sources=("versions/cartpole/v1_python",))
+    sources=("versions/cartpole/v1_python", "core/worker_pool.py"))

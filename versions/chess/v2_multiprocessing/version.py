@@ -26,4 +26,4 @@ RUNG = Rung(
              "the games and writing its columns of the batch into shared memory"),
     make_generator=make_generator, available=available, parallel="workers",
     max_workers=64, verify_workers=(1, 2, 3), serial_base="v1_python",
-    sources=("versions/chess/v1_python",))
+    sources=("versions/chess/v1_python", "core/worker_pool.py"))
