@@ -15,7 +15,7 @@ export PYTHONDONTWRITEBYTECODE := 1
 
 help:
 	@echo "make bench      set up, build, verify, measure, report (QUICK=1 for a short run)"
-	@echo "make e2e        time to a trained agent: ours and the peers' libraries (about 2 hours: README)"
+	@echo "make e2e        time to a trained agent: ours and the peers' libraries (about 3 hours: README)"
 	@echo "make test       the test suite"
 	@echo "make report     re-render report/ from results/"
 	@echo "make bench-gpu  the torch learners on a CUDA GPU, verified and timed, and chess end to end with them (needs one)"

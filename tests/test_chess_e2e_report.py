@@ -267,3 +267,25 @@ def test_a_gpu_machines_row_counts_only_after_its_learner_passed_there():
     assert not counted(g, row("10:17:00", device="auto", learner="l4c_native_chess"))   # never checked
     g._rows["chess_train"] = [row("10:06:00"), row("10:17:00")]
     assert [r["run_id"] for r in cost_runs(g).values()] == ["10:17:00"]
+
+
+def test_a_target_met_by_medians_but_not_by_quartiles_says_so(tmp_path):
+    """1,100x by the medians, but the best rung's first quartile over v1's third is below
+    1,000x: the report says 'not robustly' with that ratio; a wide margin says nothing more."""
+    from report.context import Context
+    from report.sections import chess_targets
+    d = tmp_path / "res"
+    for v, policy, iqr, tps in (("v1_python", "random", [1900.0, 2100.0], 2000.0),
+                                ("v5_x", "random", [1.8e6, 2.4e6], 2.2e6),
+                                ("v1_python", "egreedy", [990.0, 1010.0], 1000.0),
+                                ("v5_x", "egreedy", [2.9e5, 3.1e5], 3e5)):
+        results.append("throughput", {"workload": "chess", "version": v, "title": v, "number": v[1],
+                                      "baseline": v == "v1_python", "policy": policy, "n_envs": 4096,
+                                      "steps": 32, "requested_steps": 32, "workers": 1,
+                                      "samples_s": [4096 * 32 / tps], "transitions_per_s": tps,
+                                      "transitions_per_s_iqr": iqr}, directory=d)
+    text = chess_targets.render(Context(results_dir=d, report_dir=tmp_path / "rep"))
+    assert "random policy at N = 4,096: **met**" in text and "1,100x" in text
+    assert "Not robustly: the best rung's first quartile over v1's third quartile is 857x." in text
+    egreedy = next(l for l in text.splitlines() if "egreedy policy" in l)
+    assert "**met**" in egreedy and "Not robustly" not in egreedy

@@ -235,6 +235,8 @@ def test_the_report_gives_both_criteria_and_both_ratios(tmp_path):
     assert "| SB3 DQN | 0/3 | not solved in 300 s | 30 s [20 s-> 300 s] (2/3) |" in text
     assert "| SB3 DQN | not solved in 300 s | > 60x | 30 s [20 s-> 300 s] (2/3) | 15.0x | 40,000 |" in text
     assert "`vA x lB` under both criteria" in text
+    assert "| Last-100 training mean at the pass |" in text
+    assert "Of the 5 runs that passed, 5 passed at their first evaluation, and 2 of the 5" in text
     assert "every 10,000 environment steps" in text and "our round's end, every 640 steps" in text
     assert (tmp_path / "report" / "figures" / "time_to_trained_both.png").exists()
     head = trained.headline(ctx)

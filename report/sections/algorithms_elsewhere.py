@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import List
 
+from report.data import stale
 from report.sections import bf16
 from report.sections.algorithm_stats import TARGET_S, _key, _q, kernel_isa, slowest, stats
 from report.sections.trained_peers import fmt_s
@@ -40,8 +41,9 @@ def other_machines(ctx) -> List[str]:
             s, r = stats(runs_[-1]), runs_[-1][0]
             if not s.get("time"):
                 continue
+            mark = " †" if any(stale(x) for x in runs_[-1]) else ""
             line = (f"**On another machine** ({o.machine_line}{pinned}; results/{m['id']}/, run "
-                    f"{r['run_id']}): `{name}` with `{r['version']}` x `{learner}` ({r['threads']} "
+                    f"{r['run_id']}{mark}): `{name}` with `{r['version']}` x `{learner}` ({r['threads']} "
                     f"thread(s), kernels built for {kernel_isa(o, r) or '?'}), learner check "
                     f"{r['learner_check']['status']}: {s['solved']}/{s['n']} solved, time to solved "
                     f"{_q(s['time'], fmt_s)} (median [IQR]), slowest seed {slowest(s)}, updates "
@@ -59,5 +61,8 @@ def other_machines(ctx) -> List[str]:
                 line += (f" The {isa.upper()} target, at most {TARGET_S[isa]:g} s on a 2-core machine, for "
                          f"the fastest recipe there: **{verdict}**" + (" (on a 2-core slice of a larger "
                          "machine, whose caches and memory the other cores leave idle)" if pinned else "") + ".")
+            if mark:
+                line += (" († a file its rows hash has changed since this run: the rows stand for "
+                         "the code as it was then, see its sources and commit.)")
             out += [line, ""]
     return out

@@ -71,14 +71,17 @@ def machine_lines(o) -> List[str]:
     ra, sa = _recipe(o, BASE)
     if sb.get("n"):
         kernel = next((r.get("learner_build") or {} for r in sb["rows"]), {}).get("kernel_isa", "?")
-        text += (f" Trained by `{RECIPE}`'s recipe on the same criterion (run {rb}, kernels: {kernel}): "
+        from report.data import stale
+        old_b = " †" if any(stale(r) for r in sb["rows"]) else ""
+        old_a = " †" if sa.get("n") and any(stale(r) for r in sa["rows"]) else ""
+        text += (f" Trained by `{RECIPE}`'s recipe on the same criterion (run {rb}{old_b}, kernels: {kernel}): "
                  f"{sb['solved']}/{sb['n']} solved, time to solved {_q(sb.get('time'), fmt_s)} "
                  f"(median [IQR]), slowest {slowest(sb)}, updates {_q(sb.get('updates'))}")
         if sa.get("n"):
-            text += (f"; with `{BASE}` ({'the same run' if ra == rb else 'run ' + str(ra)}): "
+            text += (f"; with `{BASE}` ({'the same run' if ra == rb else 'run ' + str(ra) + old_a}): "
                      f"{sa['solved']}/{sa['n']} solved, {_q(sa.get('time'), fmt_s)}, updates "
                      f"{_q(sa.get('updates'))}")
-        text += "."
+        text += "." + (" († a file those runs' rows hash has changed since.)" if old_b or old_a else "")
     return [text, ""]
 
 
