@@ -97,18 +97,16 @@ def cmd_e2e(args):
     return 1 if bad else 0
 
 
+SOLVED = {"stop_at": "solved", "eval_every": 0}
+
+
 def criterion(args) -> dict:
-    """The stopping rule of every run: the study's (eval_every 0) or the practitioner's."""
-    if args.stop_at == "solved":
-        return {"stop_at": "solved", "eval_every": 0}
-    return {"stop_at": "periodic", "eval_every": args.eval_every}
+    """The stopping rule of every run: the study's (no periodic evaluation) or the practitioner's."""
+    return SOLVED if args.stop_at == "solved" else {"stop_at": "periodic", "eval_every": args.eval_every}
 
 
 def kind_of(crit: dict) -> str:
     return "e2e" if crit["stop_at"] == "solved" else "e2e_periodic"
-
-
-SOLVED = {"stop_at": "solved", "eval_every": 0}
 
 
 def cartpole_rows(kind: str, quick: bool) -> list:

@@ -52,8 +52,8 @@ def test_periodic_evaluates_once_per_multiple_and_stops_after_the_first_pass():
 
 def test_periodic_threshold_is_the_mean_over_its_episodes():
     p = Periodic(every=10, episodes=2, threshold=499.0, seed=1)
-    p.check(10, 1.0, lambda: (lambda obs: np.array([1, 0])[: len(obs)] * 0 + balancer()(obs)))
-    assert p.passed
+    p.check(10, 1.0, balancer)
+    assert p.passed and p.evals[0][2] == 500.0
     q = Periodic(every=10, episodes=2, threshold=501.0, seed=1)     # above what any episode returns
     q.check(10, 1.0, balancer)
     assert not q.passed and q.evals[0][2] == 500.0
@@ -152,7 +152,7 @@ def test_our_loop_stops_at_the_periodic_pass(monkeypatch):
     assert [e[0] for e in per["evals"]] == [128, 224] and per["passed"]   # 32 transitions a round
     assert res.rounds == 7 and not res.solved and res.evals == 0
     assert seen == [eval_seed(3)] * 2 and per["passed_s"] <= res.wall_s + 1e-9
-    assert "periodic" not in res.row() or res.row()["periodic"]["passed"]
+    assert res.row()["periodic"]["passed"] is True and res.row()["periodic"]["every"] == 100
 
 
 def test_e2e_refuses_a_bad_cadence_in_one_line():
