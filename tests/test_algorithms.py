@@ -258,3 +258,34 @@ def test_the_ladder_is_a_stage_of_make_bench():
     learners, e2e = stages["learners"][0], stages["e2e"][0]
     assert learners < stages["algorithms"][0] < e2e       # after the rows it picks its pair from
     assert "algorithms" not in {name for _, name, _, _ in bench_stages("chess")}
+
+
+def test_another_machines_recipes_are_told_apart_by_threads_and_judged_over_their_runs():
+    """On another machine each (recipe, learner, threads) is its own line; the time target
+    goes to the fastest recipe whose newest run solved every seed, counted over all its runs;
+    a thread count with an unsolved seed is not the fastest, however quick its median."""
+    from report.sections.algorithms_elsewhere import groups, targets, stats
+
+    def run(alg, threads, rid, times, flops, solved=5):
+        return [{"algorithm": alg, "number": alg[1], "learner": "l4b", "threads": threads,
+                 "run_id": rid, "seed": 100 + i, "solved": i < solved, "wall_s": t, "budget_s": 30,
+                 "updates": 10, "transitions": 10, "flops": flops} for i, t in enumerate(times)]
+
+    rows = (run("a1_dqn_defaults", 2, "R1", [3.0] * 5, 100.0) + run("a5_searched", 2, "R0", [0.45] * 5, 9.0)
+            + run("a5_searched", 2, "R1", [0.6] * 5, 9.0) + run("a5_searched", 1, "R1", [0.3] * 5, 9.0, solved=4))
+
+    class Other:
+        def rows(self, kind):
+            return rows
+    g = groups(Other())
+    assert list(g) == [("a1_dqn_defaults", "l4b", 2), ("a5_searched", "l4b", 2), ("a5_searched", "l4b", 1)]
+    assert list(g[("a5_searched", "l4b", 2)]) == ["R0", "R1"]
+    newest = {k: stats(list(v.values())[-1]) for k, v in g.items()}
+    text = targets(g, newest, "avx512", "")
+    assert "`a5_searched` with `l4b` at 2 thread(s)" in text
+    assert "met in 1 of its 2 runs, so not robustly" in text
+    assert "needs 11.1x fewer there, **met**" in text
+    rows[:] = [r for r in rows if not (r["algorithm"] == "a5_searched" and r["threads"] == 2)]
+    g = groups(Other())
+    text = targets(g, {k: stats(list(v.values())[-1]) for k, v in g.items()}, "avx512", "")
+    assert "`a1_dqn_defaults`" in text and "**not met**" in text

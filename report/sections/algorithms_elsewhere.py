@@ -1,68 +1,109 @@
-"""The algorithm ladder on other machines: each recipe and learner's newest run there, the
-medians of its earlier runs, and the time target of that machine's instruction set for its
-fastest recipe (rendered inside the algorithm ladder's section)."""
+"""The algorithm ladder on other machines: a table per machine, one line per recipe, learner
+and thread count (its newest run there, its earlier runs named), and the targets of that
+machine's instruction set (rendered inside the algorithm ladder's section)."""
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from typing import List
 
+from report.context import md_table
 from report.data import stale
 from report.sections import bf16
 from report.sections.algorithm_stats import TARGET_S, _key, _q, kernel_isa, slowest, stats
 from report.sections.trained_peers import fmt_s
 
+TARGET_FLOPS = 5.0          # issue: FLOPs to solved <= 1/5 of a1's on the same learner
+A1 = "a1_dqn_defaults"
+
+
+def groups(o) -> dict:
+    """(recipe, learner, threads) -> run id -> rows, in the recipes' order; the bf16
+    learner's runs (their own paragraph) and PQN's reference runs left out."""
+    by = defaultdict(lambda: defaultdict(list))
+    for r in o.rows("algorithm"):
+        if r.get("learner") != bf16.BF16 and r.get("implementation") != "reference":
+            by[(r["algorithm"], r["learner"], r.get("threads"))][r["run_id"]].append(r)
+    return dict(sorted(by.items(), key=lambda kv: (_key(next(iter(kv[1].values()))[0]), kv[0][2] != 2,
+                                                    kv[0][1], kv[0][2] or 0)))
+
+
+def complete(s) -> bool:
+    return bool(s.get("time")) and s["n"] > 0 and s["solved"] == s["n"]
+
 
 def other_machines(ctx) -> List[str]:
-    """Recipes measured on other machines (their rows, named; the bf16 learner's apart, in
-    its own paragraph): per recipe and learner the newest run, with the medians of earlier
-    runs there; the time target of the machine's instruction set, for its fastest recipe,
-    where the machine (or the slice of it the runs were pinned to) has 2 cores: met in how
-    many of its runs."""
+    """Recipes measured on other machines, a table each; then, where the machine (or the
+    slice of it the runs were pinned to) has 2 cores, the time target of its instruction set
+    for its fastest recipe, met in how many of that recipe's runs, and the FLOPs target."""
     from core import results
     out = []
     for m in results.machines(ctx.results_dir):
         if m["id"] == ctx.machine or "algorithm" not in m.get("kinds", ()):
             continue
         o = ctx.for_machine(m["id"])
-        groups = defaultdict(lambda: defaultdict(list))      # (recipe, learner) -> run -> rows
-        for r in o.rows("algorithm"):
-            if r.get("learner") != bf16.BF16 and r.get("implementation") != "reference":
-                groups[(r["algorithm"], r["learner"])][r["run_id"]].append(r)
+        g = groups(o)
+        if not g:
+            continue
         info = o.machine_info
         cores = min(c for c in (info.get("cores"), info.get("affinity")) if c)
         isa = "avx512" if "avx512f" in (info.get("simd") or []) else "avx2"
         pinned = (f", pinned to {cores} of its {info['cores']} cores (taskset)"
                   if cores < (info.get("cores") or cores) else "")
-        done = {k: [stats(rs) for rs in v.values()] for k, v in groups.items()}
-        done = {k: v for k, v in done.items() if v[-1].get("time") and v[-1]["solved"] == v[-1]["n"]}
-        fastest = min(done, key=lambda k: done[k][-1]["time"][1]) if done else None
-        for (name, learner), by_run in sorted(groups.items(), key=lambda kv: _key(next(iter(kv[1].values()))[0])):
-            runs_ = list(by_run.values())
-            s, r = stats(runs_[-1]), runs_[-1][0]
+        newest = {k: stats(list(v.values())[-1]) for k, v in g.items()}
+        first = next(iter(next(iter(g.values())).values()))[0]
+        out += [f"**On another machine** ({o.machine_line}{pinned}; results/{m['id']}/): the recipes "
+                f"trained there with `{first['version']}` and the learner named, the same criterion "
+                f"and seeds, one run at a time; per recipe, learner and thread count its newest "
+                f"run, its earlier runs there named beside it. *vs a1*: against a1's newest run "
+                f"there with the same learner and threads. † a file the run's rows hash has changed "
+                f"since: the row stands for the code as it was then (its sources and commit).", ""]
+        body = []
+        for (name, learner, threads), by_run in g.items():
+            s, r = newest[(name, learner, threads)], list(by_run.values())[-1][0]
             if not s.get("time"):
                 continue
-            mark = " †" if any(stale(x) for x in runs_[-1]) else ""
-            line = (f"**On another machine** ({o.machine_line}{pinned}; results/{m['id']}/, run "
-                    f"{r['run_id']}{mark}): `{name}` with `{r['version']}` x `{learner}` ({r['threads']} "
-                    f"thread(s), kernels built for {kernel_isa(o, r) or '?'}), learner check "
-                    f"{r['learner_check']['status']}: {s['solved']}/{s['n']} solved, time to solved "
-                    f"{_q(s['time'], fmt_s)} (median [IQR]), slowest seed {slowest(s)}, updates "
-                    f"{_q(s.get('updates'))}.")
-            earlier = [(rs[0]["run_id"], stats(rs)) for rs in runs_[:-1]]
-            if earlier:
-                line += " Earlier runs of the same there: " + "; ".join(
-                    f"{rid}, {fmt_s(e['time'][1])} ({e['solved']}/{e['n']} solved)" for rid, e in earlier
-                    if e.get("time")) + "."
-            if cores == 2 and (name, learner) == fastest:
-                every = [x for x in done[fastest] if x.get("time") and x["solved"] == x["n"]]
-                ok = sum(x["time"][1] <= TARGET_S[isa] for x in every)
-                verdict = "met" if ok == len(every) else ("not met" if ok == 0 else
-                                                          f"met in {ok} of its {len(every)} runs, so not robustly")
-                line += (f" The {isa.upper()} target, at most {TARGET_S[isa]:g} s on a 2-core machine, for "
-                         f"the fastest recipe there: **{verdict}**" + (" (on a 2-core slice of a larger "
-                         "machine, whose caches and memory the other cores leave idle)" if pinned else "") + ".")
-            if mark:
-                line += (" († a file its rows hash has changed since this run: the rows stand for "
-                         "the code as it was then, see its sources and commit.)")
-            out += [line, ""]
+            mark = " †" if any(stale(x) for x in list(by_run.values())[-1]) else ""
+            base = newest.get((A1, learner, threads), {})
+            vs = (f"{base['time'][1] / s['time'][1]:.2f}x" if name != A1 and base.get("time")
+                  and math.isfinite(base["time"][1]) and math.isfinite(s["time"][1]) else "-")
+            earlier = "; ".join(f"{rid}: {fmt_s(e['time'][1])} ({e['solved']}/{e['n']})"
+                                for rid, e in ((rid, stats(rs)) for rid, rs in list(by_run.items())[:-1])
+                                if e.get("time")) or "-"
+            body.append((f"`{name}`", f"`{learner}` ({threads}; {kernel_isa(o, r) or '?'})",
+                         f"{r['run_id']}{mark}", r["learner_check"]["status"],
+                         f"{s['solved']}/{s['n']}", _q(s.get("updates")), _q(s.get("flops")),
+                         _q(s["time"], fmt_s), slowest(s), vs, earlier))
+        out += [md_table(["Rung", "Learner (threads; kernels)", "Run", "Learner check", "Solved",
+                          "Updates to solved", "FLOPs to solved", "Time to solved", "Slowest seed",
+                          "vs a1", "Earlier runs there (median, solved)"], body), ""]
+        if cores == 2:
+            out += [targets(g, newest, isa, pinned), ""]
     return out
+
+
+def targets(g, newest, isa, pinned) -> str:
+    """The time target for the fastest recipe (lowest newest median among those whose newest
+    run solved every seed), over all its runs there; the FLOPs target for the recipe with the
+    fewest FLOPs against a1 on the same learner and threads."""
+    done = {k: s for k, s in newest.items() if complete(s)}
+    if not done:
+        return f"No recipe solved every seed in its newest run there, so neither target is judged."
+    k = min(done, key=lambda k: done[k]["time"][1])
+    every = [s for s in (stats(rs) for rs in g[k].values()) if complete(s)]
+    ok = sum(s["time"][1] <= TARGET_S[isa] for s in every)
+    verdict = ("met" if ok == len(every) else "not met" if ok == 0
+               else f"met in {ok} of its {len(every)} runs, so not robustly")
+    text = (f"The {isa.upper()} time target, at most {TARGET_S[isa]:g} s on a 2-core machine, for the "
+            f"fastest recipe there, `{k[0]}` with `{k[1]}` at {k[2]} thread(s) (newest median "
+            f"{fmt_s(done[k]['time'][1])}; its runs: "
+            f"{', '.join(fmt_s(s['time'][1]) for s in every)}): **{verdict}**"
+            + (" (on a 2-core slice of a larger machine, whose caches and memory the other cores "
+               "leave idle)" if pinned else "") + ".")
+    fl = [(kk, newest[(A1, kk[1], kk[2])]["flops"][1] / s["flops"][1]) for kk, s in done.items()
+          if kk[0] != A1 and s.get("flops") and complete(newest.get((A1, kk[1], kk[2]), {}))]
+    if fl:
+        kk, x = max(fl, key=lambda t: t[1])
+        text += (f" FLOPs to solved at most 1/{TARGET_FLOPS:g} of a1's on the same learner: "
+                 f"`{kk[0]}` needs {x:.1f}x fewer there, **{'met' if x >= TARGET_FLOPS else 'not met'}**.")
+    return text
