@@ -268,11 +268,31 @@ def _warn(p: Path, line: int, why: str) -> None:
         print(f"warning: {p}:{line}: row skipped ({why})", file=sys.stderr)
 
 
+_NEWEST: Dict[tuple, float] = {}       # (folder, its files' names, sizes, mtimes) -> newest
+
+
 def _newest_row_time(d: Path) -> float:
     """The latest time recorded in a machine folder's full-run rows (epoch seconds; 0 if
-    none). Rows say when they were measured; file times do not (a clone's are arbitrary)."""
+    none). Rows say when they were measured; file times do not (a clone's are arbitrary).
+    Remembered for the folder's files as they are (name, size, modification time): a
+    report asks about every machine many times, and any write changes the key."""
+    files = sorted(d.glob("*.jsonl"))
+    sig = []
+    for f in files:
+        try:
+            st = f.stat()
+        except OSError:
+            continue
+        sig.append((f.name, st.st_size, st.st_mtime_ns))
+    key = (str(d.resolve()), tuple(sig))
+    if key not in _NEWEST:
+        _NEWEST[key] = _scan_newest(files)
+    return _NEWEST[key]
+
+
+def _scan_newest(files) -> float:
     newest = 0.0
-    for f in d.glob("*.jsonl"):
+    for f in files:
         try:
             lines = f.read_text(errors="replace").splitlines()
         except OSError:

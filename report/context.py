@@ -27,7 +27,7 @@ class Context:
         self.report_dir = Path(report_dir) if report_dir else REPORT_DIR
         self.fig_dir = self.report_dir / "figures"
         self.fig_dir.mkdir(parents=True, exist_ok=True)
-        self._cache: Dict[str, List[dict]] = {}
+        self._cache: Dict[object, List[dict]] = {}
         known = _results.machines(self.results_dir)
         if machine is None:                  # a quick preview is of this machine's rows
             machine = _results.report_machine(known) if known and not quick else machine_id()
@@ -94,10 +94,13 @@ class Context:
 
     def latest(self, kind: str, key: Sequence[str]) -> List[dict]:
         """The newest row for each distinct value of the `key` fields (file order = time order)."""
-        newest: Dict[tuple, dict] = {}
-        for r in self.rows(kind):
-            newest[tuple(json.dumps(r.get(k), sort_keys=True) for k in key)] = r
-        return list(newest.values())
+        memo = ("latest", kind, tuple(key))        # (kept beside rows(): no kind is a tuple)
+        if memo not in self._cache:
+            newest: Dict[tuple, dict] = {}
+            for r in self.rows(kind):
+                newest[tuple(json.dumps(r.get(k), sort_keys=True) for k in key)] = r
+            self._cache[memo] = list(newest.values())
+        return list(self._cache[memo])
 
     def throughput(self) -> List[dict]:
         """Newest measurement of each version configuration (kind "throughput"), from the
