@@ -56,7 +56,7 @@ def run(quick=False, positions=None, reps=None, progress=None) -> int:
         phases.update({p: _q(v) for p, v in d.items() if p not in ("copies", "positions")})
         phases[f"copies_n{n}"] = _q(d["copies"])
     results.append("chess_profile", {"workload": "chess", "engine": "cpp",
-                                     "versions": ["v4_cpp", "v5_openmp", "v5b_sparse_net", "v5c_blocked_sparse", "v6_mpi"],
+                                     "versions": ["v4_cpp", "v5_openmp", "v5b_sparse_net", "v5c_blocked_sparse", "v5d_streamed", "v6_mpi"],
                                      "positions": int(d["positions"]), "reps": reps, "phases": phases,
                                      "calls": CPP_CALLS, "shapes": [list(s) for s in SHAPES], **src}, quick=quick)
     from versions.chess.profile import python_chess

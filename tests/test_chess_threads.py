@@ -1,5 +1,7 @@
 """Chess rungs v5_openmp (v4's batch on OpenMP threads), v5b_sparse_net (v5 with the
-sparse greedy forward) and v5c_blocked_sparse (v5b's sums in register blocks): every batch at 1-3 threads passes the python-chess replay (check 1)
+sparse greedy forward), v5c_blocked_sparse (v5b's sums in register blocks) and v5d_streamed
+(v5c's batch streamed past the caches; here streaming every batch, however small): every
+batch at 1-3 threads passes the python-chess replay (check 1)
 and equals v4's (check 2: exactly under random play; under egreedy up to a near tie, which
 the replay's tie tolerance judges); bad worker counts are refused in one line.
 
@@ -16,7 +18,7 @@ from versions.chess.common.replay import compare_batches, verify_replay
 from versions.chess.common.verify import run_batches
 
 TOP = 2 ** 64 - 1
-RUNGS = ("v5_openmp", "v5b_sparse_net", "v5c_blocked_sparse")
+RUNGS = ("v5_openmp", "v5b_sparse_net", "v5c_blocked_sparse", "v5d_streamed")
 
 
 def rung(name):
@@ -25,6 +27,21 @@ def rung(name):
     if why:
         pytest.skip(why)
     return r
+
+
+@pytest.fixture(autouse=True)
+def stream_every_batch():
+    """v5d streams only batches past its threshold (8 MiB); these tests' batches are small,
+    so the threshold is 0 while they run: its streamed path is the one checked."""
+    from native.loader import available, require
+    if available("_chess_v5d_streamed"):
+        yield
+        return
+    m = require("_chess_v5d_streamed")
+    before = m.stream_bytes()
+    m.set_stream_bytes(0)
+    yield
+    m.set_stream_bytes(before)
 
 
 @pytest.mark.parametrize("name", RUNGS)
@@ -73,3 +90,20 @@ def test_bad_worker_counts_are_refused(name):
     for bad in (0, 65):
         with pytest.raises(StudyError, match="workers"):
             r.make_generator(GenConfig(n_envs=2, workers=bad))
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_streamed_batches_are_v5cs_past_the_threshold_and_below_it(workers):
+    """At its own threshold (a batch of 600 x 32 is 27 MB: streamed) and below it (20 x 32:
+    v5's loop), v5d's batches are v5c's bit for bit, greedy play included."""
+    from native.loader import require
+    v5c, v5d = rung("v5c_blocked_sparse"), rung("v5d_streamed")
+    m = require("_chess_v5d_streamed")
+    m.set_stream_bytes(8 << 20)
+    w = init_weights(17)
+    for n, T, policy in ((600, 32, "random"), (20, 32, "random"), (300, 32, "egreedy")):
+        cfg = GenConfig(n_envs=n, seed=17, policy=policy, epsilon=0.3, weights=w, workers=workers)
+        a, b = run_batches(v5c.make_generator, cfg, T, 2), run_batches(v5d.make_generator, cfg, T, 2)
+        for x, y in zip(a, b):
+            for k in spec.ARRAY_NAMES:
+                assert np.array_equal(x[k], y[k]), (n, policy, k)

@@ -10,7 +10,8 @@ from the OPPONENT stream) with the action given:
     v1's games (v2_multiprocessing)  versions/chess/v1_python/rollout.py), its generate()'s
                                      loop body with the user's action in place of its pick
     v4_cpp, v5_openmp, v5b_sparse_   the native Stepper of _chess_stepper (stepper.cpp, built
-    net, v5c_blocked_sparse, v6_mpi  by native/build.sh from native.cmake here): the shared
+    net, v5c_blocked_sparse,         by native/build.sh from native.cmake here): the shared
+    v5d_streamed, v6_mpi
     (any rung whose sources hold     chess core of versions/chess/common/include, which
     versions/chess/common/include)   every native rung's batch loop steps with
     v3_numba                         NumbaStepper (numba_stepper.py): v3's own compiled move
@@ -19,8 +20,9 @@ from the OPPONENT stream) with the action given:
 
 A chess rung with none of these (its own move generator) is refused with that reason. The
 parallel and native rungs differ from these two only in their batch loop (v2: worker
-processes; v5: OpenMP threads over blocks of games; v6: MPI ranks) and their policy's
-network (v5b, v5c: sparse forwards of the greedy action). A per-step client runs neither --
+processes; v5: OpenMP threads over blocks of games; v5d: the same, the batch streamed
+past the caches; v6: MPI ranks) and their policy's network (v5b, v5c, v5d: sparse
+forwards of the greedy action). A per-step client runs neither --
 its loop and its policy are the user's -- so each steps through the rules its generator
 shares with the rest. All three steppers implement:
 

@@ -1,0 +1,1 @@
+"""v5d_streamed (chess)."""
