@@ -1,9 +1,10 @@
 """Bench stage of the chess workload: PettingZoo, OpenSpiel and Pgx chess, each through its
 own API with uniform-random legal moves (peers/chess_peers.py), in the same run as the rungs.
 
-Each (peer, N) runs in a fresh subprocess with its threads pinned (Pgx: XLA on every core;
-the others one thread); one row of kind "peers" with workload "chess" each. Their unit is
-plies per second; a rung's transition is two plies (the agent's move and the reply).
+Each (peer, N) runs in a fresh subprocess with its threads pinned (Pgx's XLA and the
+egreedy peer's BLAS on every core; the others one thread); one row of kind "peers" with
+workload "chess" and the peer's policy each. Their unit is plies per second; a rung's
+transition is two plies (the agent's move and the reply).
 """
 from __future__ import annotations
 
@@ -19,15 +20,16 @@ BENCH_STAGE = (30, "Chess peers: PettingZoo, OpenSpiel and Pgx, uniform-random l
 BENCH_WORKLOAD = "chess"
 SHAPES = (1, 20, 4096)
 TIMEOUT_S = 240           # Pgx compiles for each N (15-25 s), PettingZoo builds 4,096 envs
+SOURCES = ["peers/chess_peers.py", "peers/chess_games.py"]
 
 
 def bench_stage(quick: bool, progress) -> int:
     from peers.base import thread_env
-    from peers.chess_peers import NAMES
+    from peers.chess_peers import NAMES, peer_class
     seconds = 2.0 if quick else 8.0
     for name in NAMES:
         for n in (SHAPES[:2] if quick else SHAPES):
-            threads = cpu_count() if name.startswith("pgx") else 1
+            threads = cpu_count() if peer_class(name).multicore else 1
             env = dict(os.environ, **thread_env(threads), PYTHONPATH=str(ROOT), JAX_PLATFORMS="cpu")
             cmd = [sys.executable, "-m", "peers.chess_peers", "--peer", name, "--envs", str(n),
                    "--seconds", str(seconds), "--threads", str(threads)]
@@ -35,11 +37,12 @@ def bench_stage(quick: bool, progress) -> int:
             row, why, secs = child_row(cmd, env, TIMEOUT_S)
             row = row if row is not None else {"skipped": True, "reason": why}
             row = {**row, "what": row.pop("workload", None)}    # the child's own description
-            results.append("peers", {**row, "peer": name, "workload": "chess", "policy": "random",
+            results.append("peers", {**row, "peer": name, "workload": "chess",
+                                     "policy": peer_class(name).policy,
                                      "n_envs": n, "threads": threads,
                                      "subprocess_s": secs,
-                                     "sources": ["peers/chess_peers.py"],
-                                     "source_hash": results.source_hash(["peers/chess_peers.py"])},
+                                     "sources": SOURCES,
+                                     "source_hash": results.source_hash(SOURCES)},
                            quick=quick)
             rate = row.get("plies_per_s")
             progress.note(f"{name} N={n}: " + (f"{rate:,.0f} plies/s" if rate else

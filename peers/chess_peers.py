@@ -1,8 +1,10 @@
-"""Chess peers: PettingZoo chess_v6, OpenSpiel chess and Pgx chess, timed beside the chess rungs.
+"""Chess peers: PettingZoo chess_v6, OpenSpiel chess and Pgx chess, timed beside the chess rungs
+(their games: peers/chess_games.py).
 
-Every peer plays the same workload as the study's `random` policy (versions/chess/WORKLOAD.md),
-through its own API: on every ply, both sides, a uniformly random legal move; a game that
-ended is started again. The number reported is plies per second (one ply = one move applied
+Every peer but one plays the same workload as the study's `random` policy
+(versions/chess/WORKLOAD.md), through its own API: on every ply, both sides, a uniformly
+random legal move; a game that ended is started again. openspiel_chess_egreedy plays the
+`egreedy` policy's work (a network's forward for the agent's move, a random reply). The number reported is plies per second (one ply = one move applied
 to one game), in steady state: construction and a warm-up (Pgx: JIT compilation) are timed
 apart as start-up. A rung's transition is the agent's move plus the opponent's reply, so
 one transition is about two plies.
@@ -22,6 +24,15 @@ The peers (N = number of games):
                        state.legal_actions(), a random one, state.apply_action(a).
   openspiel_chess_obs  the same plus state.observation_tensor() each ply (what an RL loop
                        such as open_spiel.python.rl_environment reads).
+  openspiel_chess_egreedy  the study's `egreedy` policy in OpenSpiel: per round, every game's
+                       observation_tensor() (20x8x8 = 1,280 floats, the width of the
+                       contract's network input), one batched float32 NumPy forward of a
+                       1280-256-256-A ReLU network (the contract's shape; A =
+                       game.num_distinct_actions(), 4,674 in the pinned version) over N games,
+                       then in each game the side to move plays epsilon-greedily (epsilon
+                       0.1, as the rungs' bench: a random legal action, else the masked argmax
+                       over legal_actions(), ties to the lowest id) and, unless that ended the
+                       game, the other side a random legal reply: one transition, two plies.
   pgx_chess            pgx.make("chess") in JAX on the CPU; one jitted call per ply for the
                        whole batch of N: act_randomly(legal_action_mask), then
                        vmap(pgx.experimental.auto_reset(env.step, env.init)); the host waits
@@ -67,17 +78,21 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import sys
 import time
 from importlib import metadata
 from typing import Dict, List
 
 from .base import PeerUnavailable
+from .chess_games import (ChessPeer, OpenSpielChess, OpenSpielChessEgreedy,  # noqa: F401
+                          OpenSpielChessObs, PettingZooChess, PgxChess, pgx_functions)
 
 MIN_SAMPLE_S = 0.1          # a timing sample spans at least this long (or one round)
 WORKLOAD = ("uniformly random legal move on every ply, both sides; a finished game is "
             "started again")
+EGREEDY_WORKLOAD = ("the agent's move epsilon-greedy over a 1280-256-256-A network's Q "
+                    "(one batched forward a round), the reply uniformly random; a finished game "
+                    "is started again")
 
 
 def _version(pkg: str):
@@ -87,187 +102,7 @@ def _version(pkg: str):
         return None
 
 
-class ChessPeer:
-    """N games of someone else's chess. round() makes one ply in every game (N plies)."""
-
-    name = ""
-    title = ""
-    packages: tuple = ()
-    api = ""
-
-    def __init__(self, n_envs: int, seed: int = 0):
-        self.n_envs, self.seed = n_envs, seed
-        self.games_finished = 0      # games that ended and were started again
-
-    def warmup(self) -> None:
-        self.round()
-
-    def round(self) -> None:
-        raise NotImplementedError
-
-    def close(self) -> None:
-        pass
-
-    def mean_game_ply(self) -> float:
-        """Plies played so far in the current games, averaged (how far into their games
-        the timed window reached: a short window at large N times only the opening)."""
-        raise NotImplementedError
-
-    def info(self) -> dict:
-        return {"compile_s": getattr(self, "compile_s", None)}
-
-
-class PettingZooChess(ChessPeer):
-    name = "pettingzoo_chess"
-    title = "PettingZoo chess_v6 (python-chess), Python loop"
-    packages = ("pettingzoo", "chess", "gymnasium", "pygame")
-    api = ("N chess_v6.env() (AEC, default wrappers); per ply env.last() (observation and "
-           "action mask), a random one of the mask's legal actions, env.step(a); "
-           "env.reset() when env.last() reports termination or truncation")
-
-    def __init__(self, n_envs, seed=0):
-        super().__init__(n_envs, seed)
-        try:
-            import numpy as np
-            from pettingzoo.classic import chess_v6
-        except Exception as e:          # ImportError, or pygame (imported at module top) missing
-            raise PeerUnavailable(f"pettingzoo chess_v6 does not import ({type(e).__name__}: {e})")
-        self.np = np
-        self.rng = np.random.default_rng(seed)
-        self.envs = [chess_v6.env() for _ in range(n_envs)]
-        for i, env in enumerate(self.envs):
-            env.reset(seed=seed + i)
-
-    def round(self):
-        np, rng = self.np, self.rng
-        for env in self.envs:
-            obs, _, term, trunc, _ = env.last()
-            if term or trunc:
-                env.reset()
-                self.games_finished += 1
-                obs = env.last()[0]
-            legal = np.flatnonzero(obs["action_mask"])
-            env.step(int(legal[rng.integers(legal.size)]))
-
-    def mean_game_ply(self):
-        return sum(env.unwrapped.board.ply() for env in self.envs) / self.n_envs
-
-    def close(self):
-        for env in self.envs:
-            env.close()
-
-
-class OpenSpielChess(ChessPeer):
-    name = "openspiel_chess"
-    title = "OpenSpiel chess (pyspiel, C++), Python loop"
-    packages = ("open_spiel",)
-    api = ("N pyspiel chess states; per ply state.legal_actions(), a random one "
-           "(random.Random), state.apply_action(a); game.new_initial_state() when "
-           "state.is_terminal()")
-    observe = False
-
-    def __init__(self, n_envs, seed=0):
-        super().__init__(n_envs, seed)
-        try:
-            import pyspiel
-        except Exception as e:
-            raise PeerUnavailable(f"open_spiel (pyspiel) does not import ({type(e).__name__}: {e})")
-        self.game = pyspiel.load_game("chess")
-        self.states = [self.game.new_initial_state() for _ in range(n_envs)]
-        self.rand = random.Random(seed)
-
-    def round(self):
-        states, randrange, observe = self.states, self.rand.randrange, self.observe
-        for i, s in enumerate(states):
-            if s.is_terminal():
-                states[i] = s = self.game.new_initial_state()
-                self.games_finished += 1
-            if observe:
-                s.observation_tensor()
-            a = s.legal_actions()
-            s.apply_action(a[randrange(len(a))])
-
-    def mean_game_ply(self):
-        return sum(len(s.history()) for s in self.states) / self.n_envs
-
-
-class OpenSpielChessObs(OpenSpielChess):
-    name = "openspiel_chess_obs"
-    title = "OpenSpiel chess (pyspiel, C++), Python loop, with observation_tensor()"
-    api = OpenSpielChess.api + "; also state.observation_tensor() every ply"
-    observe = True
-
-
-_PGX = {}
-
-
-def pgx_functions():
-    """(env, batched init, batched ply), built once per process so that every user shares
-    JAX's compilation cache. ply(state, key) -> (state, key, action, ended): one random legal
-    move in every game of the batch, finished games replaced by new ones (same step)."""
-    if "fns" not in _PGX:
-        try:
-            import jax
-            import pgx
-            from pgx.experimental import act_randomly, auto_reset
-        except Exception as e:
-            raise PeerUnavailable(f"pgx/jax do not import ({type(e).__name__}: {e})")
-        env = pgx.make("chess")
-        step = jax.vmap(auto_reset(env.step, env.init))
-
-        def ply(state, key):
-            key, ka, ks = jax.random.split(key, 3)
-            action = act_randomly(ka, state.legal_action_mask)
-            state = step(state, action, jax.random.split(ks, action.shape[0]))
-            return state, key, action, state.terminated.sum()
-
-        _PGX["fns"] = (env, jax.jit(jax.vmap(env.init)), jax.jit(ply))
-    return _PGX["fns"]
-
-
-class PgxChess(ChessPeer):
-    name = "pgx_chess"
-    title = "Pgx chess (JAX, CPU), jit(vmap) step per ply"
-    packages = ("pgx", "jax", "jaxlib")
-    api = ("one jitted call per ply for all N games: pgx.experimental.act_randomly on "
-           "legal_action_mask, then vmap(pgx.experimental.auto_reset(env.step, env.init)); "
-           "block_until_ready after every call; compile time in startup_s")
-
-    def __init__(self, n_envs, seed=0):
-        super().__init__(n_envs, seed)
-        self.env, init, self._ply = pgx_functions()
-        import jax
-        self.jax = jax
-        key = jax.random.PRNGKey(seed)
-        key, k0 = jax.random.split(key)
-        self.state = init(jax.random.split(k0, n_envs))
-        self.key = key
-        self.compile_s = None
-
-    def warmup(self):
-        # The first call compiles (through jit's own cache, shared with every user of
-        # pgx_functions in this process); compile_s is it less a steady call.
-        t0 = time.perf_counter()
-        self.round()
-        first = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        self.round()
-        self.compile_s = max(0.0, first - (time.perf_counter() - t0))
-
-    def round(self):
-        self.state, self.key, _, ended = self._ply(self.state, self.key)
-        self.jax.block_until_ready(self.state)
-        self.games_finished += int(ended)
-
-    def mean_game_ply(self):
-        return float(self.state._x.step_count.mean())
-
-    def info(self):
-        return {"compile_s": self.compile_s, "jax_backend": self.jax.default_backend(),
-                "xla_flags": os.environ.get("XLA_FLAGS")}
-
-
-PEERS = (PettingZooChess, OpenSpielChess, OpenSpielChessObs, PgxChess)
+PEERS = (PettingZooChess, OpenSpielChess, OpenSpielChessObs, OpenSpielChessEgreedy, PgxChess)
 REGISTRY: Dict[str, type] = {c.name: c for c in PEERS}
 NAMES = tuple(REGISTRY)
 
@@ -285,7 +120,8 @@ def measure(peer_name: str, n_envs: int, seconds: float, seed: int = 0) -> dict:
     cls = peer_class(peer_name)
     if n_envs < 1 or not seconds > 0:
         raise ValueError(f"n_envs must be >= 1 and seconds > 0, got {n_envs}, {seconds}")
-    row = {"peer": cls.name, "title": cls.title, "workload": WORKLOAD, "api": cls.api,
+    row = {"peer": cls.name, "title": cls.title, "workload": WORKLOAD if cls.policy == "random"
+           else EGREEDY_WORKLOAD, "policy": cls.policy, "api": cls.api,
            "n_envs": n_envs, "seconds": seconds, "seed": seed,
            "packages": {p: _version(p) for p in cls.packages + ("numpy",)}}
     t0 = time.perf_counter()
@@ -303,15 +139,15 @@ def measure(peer_name: str, n_envs: int, seconds: float, seed: int = 0) -> dict:
         plies, timed = 0, 0.0
         deadline = time.perf_counter() + seconds
         while True:
-            rounds, t0 = 0, time.perf_counter()
+            made, t0 = 0, time.perf_counter()
             while True:
-                peer.round()
-                rounds += 1
+                p = peer.round()
+                made += n_envs if p is None else p
                 el = time.perf_counter() - t0
                 if el >= MIN_SAMPLE_S or t0 + el >= deadline:
                     break
-            samples.append(n_envs * rounds / el)
-            plies += n_envs * rounds
+            samples.append(made / el)
+            plies += made
             timed += el
             if time.perf_counter() >= deadline:
                 break

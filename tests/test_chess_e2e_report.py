@@ -207,6 +207,10 @@ def test_the_chess_targets_are_stated_from_the_rows(tmp_path):
     results.append("peers", {"workload": "chess", "peer": "fast_peer", "policy": "random", "n_envs": 20,
                              "plies_per_s": 1e5},
                    directory=d)
+    text = chess_targets.render(Context(results_dir=d, report_dir=tmp_path / "rep0"))
+    assert "no peer ran a network in its loop in this run" in text
+    results.append("peers", {"workload": "chess", "peer": "net_peer", "policy": "egreedy", "n_envs": 4096,
+                             "plies_per_s": 5e4}, directory=d)
     for pos, nps, ok in (("start", 3e8, True), ("kiwipete", 9e7, True)):
         results.append("perft", {"workload": "chess", "version": "v4_cpp", "position": pos, "depth": 4,
                                  "nodes": 100, "correct": ok, "nodes_per_s": nps, "median_s": 1.0},
@@ -217,6 +221,9 @@ def test_the_chess_targets_are_stated_from_the_rows(tmp_path):
     assert "Meeting it needs 2 M transitions/s with this v1 rate, 1.33x the best rung's." in text
     assert "egreedy policy at N = 4,096: **met**" in text and "200x" in text
     assert "the fastest peer, random, N = 20: **met**, `v5_x` against fast_peer (its plies / 2): 40.0x" in text
+    # an egreedy peer is held against the best egreedy rung (2e5 / 2.5e4 = 8x), not the random one
+    assert "the fastest peer, egreedy, N = 4,096: **not met**, `v5_x` against net_peer (its plies / 2): 8.0x" in text
+    assert "no peer ran a network" not in text
     assert "`v4_cpp`'s perft >= 100 M nodes/s on one core, every count exact: **not met**" in text
     assert "kiwipete depth 4: 90 M nodes/s" in text
 

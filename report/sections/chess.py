@@ -143,28 +143,34 @@ def peers(ctx) -> str:
     if not rows:
         return ""
     body = []
-    for r in sorted(rows, key=lambda r: (r["peer"], r["n_envs"])):
+    for r in sorted(rows, key=lambda r: (r.get("policy", "random"), r["peer"], r["n_envs"])):
+        policy = r.get("policy", "random")
         if r.get("skipped"):
-            body.append((r["peer"], r["n_envs"], "skipped", "-", "-", "-",
+            body.append((r["peer"], policy, r["n_envs"], "skipped", "-", "-", "-",
                          str(r.get("reason", ""))[:120].replace("|", "\\|")))
             continue
-        best = max(ladder_rows(ctx, "random", r["n_envs"], 32), default=None,
+        best = max(ladder_rows(ctx, policy, r["n_envs"], 32), default=None,
                    key=lambda x: x["transitions_per_s"])
         per_t = r["plies_per_s"] / 2
         ratio = (f"{best['transitions_per_s'] / per_t:,.1f}x (`{best['version']}`)"
                  if best else "-")
-        body.append((r["peer"], r["n_envs"], f"{fmt_si(r['plies_per_s'])}", fmt_si(per_t),
+        body.append((r["peer"], policy, r["n_envs"], f"{fmt_si(r['plies_per_s'])}", fmt_si(per_t),
                      f"{r.get('startup_s', 0):.1f} s", ratio, ""))
     return ("### The peers\n\nOther people's chess, timed in the same run through their own "
-            "APIs, both sides playing uniformly random legal moves (peers/chess_peers.py says "
-            "how each is driven and how its rules differ from ours: PettingZoo ends on "
-            "*claimable* draws, Pgx marks its 512-ply cap terminated, OpenSpiel's and Pgx's "
-            "repetition keys count en-passant squares differently). They count plies; a rung's "
-            "transition is two plies (the agent's move and the reply), so the comparison is "
-            "with half their ply rate. At large N a short timing covers only the openings of "
-            "the games (each row records the mean ply reached).\n\n"
-            + md_table(["Peer", "N", "Plies/s", "Transitions/s (plies/2)", "Start-up",
-                        "Best rung, random, same N", "Note"], body) + "\n")
+            "APIs (peers/chess_peers.py says how each is driven and how its rules differ from "
+            "ours: PettingZoo ends on *claimable* draws, Pgx marks its 512-ply cap terminated, "
+            "OpenSpiel's and Pgx's repetition keys count en-passant squares differently). Under "
+            "the random policy both sides play uniformly random legal moves. Under egreedy "
+            "(OpenSpiel, the only peer whose observation, 20x8x8, is the width of the contract's "
+            "network input) each round takes every game's observation, runs one batched NumPy "
+            "forward of a network of the contract's shape (BLAS on every core), and plays the agent's move "
+            "epsilon-greedily (epsilon 0.1, as the rungs' bench) and a random reply; its weights "
+            "are its own, so it is timed, not verified. They count plies; a rung's transition is "
+            "two plies (the agent's move and the reply), so the comparison is with half their ply "
+            "rate. At large N a short timing covers only the openings of the games (each row "
+            "records the mean ply reached).\n\n"
+            + md_table(["Peer", "Policy", "N", "Plies/s", "Transitions/s (plies/2)", "Start-up",
+                        "Best rung, same policy and N", "Note"], body) + "\n")
 
 
 def render(ctx):

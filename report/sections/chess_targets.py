@@ -59,21 +59,25 @@ def movegen_bound(c, best, base) -> str:
 
 
 def peer_target(c) -> list:
+    """Per policy and N: the best rung against the fastest peer doing that policy's work."""
     peers = [r for r in c.latest("peers", ("peer", "n_envs")) if not r.get("skipped")]
     out = []
-    for n in sorted({r["n_envs"] for r in peers}):
-        at = [r for r in peers if r["n_envs"] == n]
-        rows = ladder_rows(c, "random", n, 32)
-        if not at or not rows:
-            continue
-        peer = max(at, key=lambda r: r["plies_per_s"])
-        best = max(rows, key=lambda r: r["transitions_per_s"])
-        x = best["transitions_per_s"] / (peer["plies_per_s"] / 2)
-        out.append(f"- Best rung >= {PEER_X:g}x the fastest peer, random, N = {n:,}: {_met(x >= PEER_X)}, "
-                   f"`{best['version']}` against {peer['peer']} (its plies / 2): {x:,.1f}x.")
-    if out:
-        out.append("- The same with the epsilon-greedy actor: no peer runs a network in its loop, "
-                   "so there is nothing to compare with.")
+    for policy in ("random", "egreedy"):
+        mine = [r for r in peers if r.get("policy", "random") == policy]
+        if not mine and policy == "egreedy" and out:
+            out.append("- The same with the epsilon-greedy actor: no peer ran a network in its "
+                       "loop in this run, so there is nothing to compare with.")
+        for n in sorted({r["n_envs"] for r in mine}):
+            at = [r for r in mine if r["n_envs"] == n]
+            rows = ladder_rows(c, policy, n, 32)
+            if not rows:
+                continue
+            peer = max(at, key=lambda r: r["plies_per_s"])
+            best = max(rows, key=lambda r: r["transitions_per_s"])
+            x = best["transitions_per_s"] / (peer["plies_per_s"] / 2)
+            out.append(f"- Best rung >= {PEER_X:g}x the fastest peer, {policy}, N = {n:,}: "
+                       f"{_met(x >= PEER_X)}, `{best['version']}` against {peer['peer']} "
+                       f"(its plies / 2): {x:,.1f}x.")
     return out
 
 
