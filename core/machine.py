@@ -48,12 +48,29 @@ def machine() -> dict:
         "cpu": model,
         "cores": os.cpu_count(),
         "affinity": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+        "physical_cores": physical_cores(),
         "simd": [f for f in SIMD_FLAGS if f in flags],
         "memory_gib": round(mem, 1) if mem else None,
         "gpu": gpus(),
         "os": platform.platform(),
         "hostname": platform.node(),
     }
+
+
+def physical_cores():
+    """Physical cores under the CPUs this process may use (SMT siblings count once), from
+    /sys's topology; None where it cannot be read. A taskset slice of two logical CPUs on one
+    core is not a 2-core machine."""
+    if not hasattr(os, "sched_getaffinity"):
+        return None
+    seen = set()
+    try:
+        for c in os.sched_getaffinity(0):
+            t = Path(f"/sys/devices/system/cpu/cpu{c}/topology")
+            seen.add(((t / "physical_package_id").read_text().strip(), (t / "core_id").read_text().strip()))
+    except OSError:
+        return None
+    return len(seen) or None
 
 
 def gpus() -> list:
