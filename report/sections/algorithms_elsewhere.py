@@ -48,8 +48,13 @@ def other_machines(ctx) -> List[str]:
         info = o.machine_info
         cores = min(c for c in (info.get("cores"), info.get("affinity")) if c)
         isa = "avx512" if "avx512f" in (info.get("simd") or []) else "avx2"
-        pinned = (f", pinned to {cores} of its {info['cores']} cores (taskset)"
-                  if cores < (info.get("cores") or cores) else "")
+        phys = [((r.get("provenance") or {}).get("machine") or {}).get("physical_cores")
+                for rs in g.values() for run in rs.values() for r in run]
+        phys = [p for p in phys if p]
+        pinned = (f", pinned to {cores} of its {info['cores']} cores (taskset"
+                  + (f"; the rows that record it: {max(phys)} physical cores, no two CPUs of one "
+                     f"core" if phys and min(phys) == max(phys) == cores else "")
+                  + ")" if cores < (info.get("cores") or cores) else "")
         newest = {k: stats(list(v.values())[-1]) for k, v in g.items()}
         first = next(iter(next(iter(g.values())).values()))[0]
         out += [f"**On another machine** ({o.machine_line}{pinned}; results/{m['id']}/): the recipes "
