@@ -224,6 +224,10 @@ def test_the_chess_targets_are_stated_from_the_rows(tmp_path):
     # an egreedy peer is held against the best egreedy rung (2e5 / 2.5e4 = 8x), not the random one
     assert "the fastest peer, egreedy, N = 4,096: **not met**, `v5_x` against net_peer (its plies / 2): 8.0x" in text
     assert "no peer ran a network" not in text
+    clause = chess_targets.headline_clause(Context(results_dir=d, report_dir=tmp_path / "rep").for_workload("chess"))
+    assert "with random moves `v5_x` makes 750x v1's transitions per second" in clause
+    assert "with the epsilon-greedy actor `v5_x` makes 200x v1's" in clause and "and 8x net_peer's" in clause
+    assert "fast_peer" not in clause                  # its rows are at N = 20, not 4,096
     assert "`v4_cpp`'s perft >= 100 M nodes/s on one core, every count exact: **not met**" in text
     assert "kiwipete depth 4: 90 M nodes/s" in text
 

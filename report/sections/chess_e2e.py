@@ -352,6 +352,8 @@ def headline(ctx) -> str:
            f"({100 * base['round_gen_s']['median'] / _round(base):.0f}% of it generating) and "
            f"{fmt_time(_round(best))} with `{best['version']}` x `{best['learner']}`, "
            f"{_round(base) / _round(best):.0f}x less.")
+    from report.sections.chess_targets import headline_clause
+    out += headline_clause(c)
     for runs in training_groups(c):
         done = [r for r in runs if r.get("reached")]
         if done:

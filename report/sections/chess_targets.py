@@ -42,6 +42,30 @@ def ladder_targets(c) -> list:
     return out
 
 
+def headline_clause(c) -> str:
+    """The README's words on the chess ladder: the best rung over v1 at N = 4096, each policy
+    (with the quartiles' ratio), and over the fastest peer doing the same policy's work."""
+    parts = []
+    for policy in TARGETS:
+        rows = ladder_rows(c, policy, N, 32)
+        base = next((r for r in rows if r.get("baseline")), None)
+        if not rows or base is None:
+            continue
+        best = max(rows, key=lambda r: r["transitions_per_s"])
+        x = best["transitions_per_s"] / base["transitions_per_s"]
+        lo, hi = (tps_iqr(best) or (None, None))[0], (tps_iqr(base) or (None, None))[1]
+        q = f" ({lo / hi:,.0f}x by the quartiles)" if lo and hi else ""
+        peers = [r for r in c.latest("peers", ("peer", "n_envs")) if not r.get("skipped")
+                 and r.get("policy", "random") == policy and r["n_envs"] == N]
+        vs = ""
+        if peers:
+            p = max(peers, key=lambda r: r["plies_per_s"])
+            vs = f" and {best['transitions_per_s'] / (p['plies_per_s'] / 2):,.0f}x {p['peer']}'s"
+        what = "with random moves" if policy == "random" else "with the epsilon-greedy actor"
+        parts.append(f"{what} `{best['version']}` makes {x:,.0f}x v1's transitions per second{q}{vs}")
+    return (f" Its generation ladder at N = {N:,}: " + "; ".join(parts) + ".") if parts else ""
+
+
 def movegen_bound(c, best, base) -> str:
     """The ceiling that legal-move generation alone puts on random play (chess-profile's rows):
     its calls a transition x its time a call, spread over the machine's cores."""
