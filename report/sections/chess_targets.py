@@ -18,22 +18,39 @@ def _met(ok: bool) -> str:
     return "**met**" if ok else "**not met**"
 
 
+def over_v1(c, policy: str):
+    """(best rung's row, v1's row, ratio of medians, ratio of the best's first quartile over
+    v1's third or None) at N = 4096, or None where either is missing."""
+    rows = ladder_rows(c, policy, N, 32)
+    base = next((r for r in rows if r.get("baseline")), None)
+    if not rows or base is None:
+        return None
+    best = max(rows, key=lambda r: r["transitions_per_s"])
+    lo, hi = (tps_iqr(best) or (None, None))[0], (tps_iqr(base) or (None, None))[1]
+    return (best, base, best["transitions_per_s"] / base["transitions_per_s"],
+            lo / hi if lo and hi else None)
+
+
+def fastest_peer(c, policy: str, n: int):
+    """The fastest peer row doing `policy`'s work at N = n, or None."""
+    at = [r for r in c.latest("peers", ("peer", "n_envs")) if not r.get("skipped")
+          and r.get("policy", "random") == policy and r["n_envs"] == n]
+    return max(at, key=lambda r: r["plies_per_s"], default=None)
+
+
 def ladder_targets(c) -> list:
     out = []
     for policy, want in TARGETS.items():
-        rows = ladder_rows(c, policy, N, 32)
-        base = next((r for r in rows if r.get("baseline")), None)
-        if not rows or base is None:
+        got = over_v1(c, policy)
+        if got is None:
             continue
-        best = max(rows, key=lambda r: r["transitions_per_s"])
-        x = best["transitions_per_s"] / base["transitions_per_s"]
+        best, base, x, robust = got
         line = (f"- Best rung >= {want:,.0f}x v1 with the {policy} policy at N = {N:,}: {_met(x >= want)}, "
                 f"`{best['version']}` {fmt_si(best['transitions_per_s'])} transitions/s against "
                 f"v1's {fmt_si(base['transitions_per_s'])}: {x:,.0f}x.")
-        lo_best, hi_base = (tps_iqr(best) or (None, None))[0], (tps_iqr(base) or (None, None))[1]
-        if x >= want and lo_best and hi_base and lo_best / hi_base < want:
+        if x >= want and robust is not None and robust < want:
             line += (f" Not robustly: the best rung's first quartile over v1's third quartile is "
-                     f"{lo_best / hi_base:,.0f}x.")
+                     f"{robust:,.0f}x.")
         if x < want:
             line += (f" Meeting it needs {fmt_si(want * base['transitions_per_s'])} transitions/s "
                      f"with this v1 rate, {want / x:.2f}x the best rung's.")
@@ -47,20 +64,14 @@ def headline_clause(c) -> str:
     (with the quartiles' ratio), and over the fastest peer doing the same policy's work."""
     parts = []
     for policy in TARGETS:
-        rows = ladder_rows(c, policy, N, 32)
-        base = next((r for r in rows if r.get("baseline")), None)
-        if not rows or base is None:
+        got = over_v1(c, policy)
+        if got is None:
             continue
-        best = max(rows, key=lambda r: r["transitions_per_s"])
-        x = best["transitions_per_s"] / base["transitions_per_s"]
-        lo, hi = (tps_iqr(best) or (None, None))[0], (tps_iqr(base) or (None, None))[1]
-        q = f" ({lo / hi:,.0f}x by the quartiles)" if lo and hi else ""
-        peers = [r for r in c.latest("peers", ("peer", "n_envs")) if not r.get("skipped")
-                 and r.get("policy", "random") == policy and r["n_envs"] == N]
-        vs = ""
-        if peers:
-            p = max(peers, key=lambda r: r["plies_per_s"])
-            vs = f" and {best['transitions_per_s'] / (p['plies_per_s'] / 2):,.0f}x {p['peer']}'s"
+        best, _, x, robust = got
+        q = f" ({robust:,.0f}x by the quartiles)" if robust is not None else ""
+        p = fastest_peer(c, policy, N)
+        vs = (f" and {best['transitions_per_s'] / (p['plies_per_s'] / 2):,.0f}x {p['peer']}'s"
+              if p else "")
         what = "with random moves" if policy == "random" else "with the epsilon-greedy actor"
         parts.append(f"{what} `{best['version']}` makes {x:,.0f}x v1's transitions per second{q}{vs}")
     return (f" Its generation ladder at N = {N:,}: " + "; ".join(parts) + ".") if parts else ""
@@ -87,16 +98,15 @@ def peer_target(c) -> list:
     peers = [r for r in c.latest("peers", ("peer", "n_envs")) if not r.get("skipped")]
     out = []
     for policy in ("random", "egreedy"):
-        mine = [r for r in peers if r.get("policy", "random") == policy]
-        if not mine and policy == "egreedy" and out:
+        ns = sorted({r["n_envs"] for r in peers if r.get("policy", "random") == policy})
+        if not ns and policy == "egreedy" and out:
             out.append("- The same with the epsilon-greedy actor: no peer ran a network in its "
                        "loop in this run, so there is nothing to compare with.")
-        for n in sorted({r["n_envs"] for r in mine}):
-            at = [r for r in mine if r["n_envs"] == n]
+        for n in ns:
             rows = ladder_rows(c, policy, n, 32)
             if not rows:
                 continue
-            peer = max(at, key=lambda r: r["plies_per_s"])
+            peer = fastest_peer(c, policy, n)
             best = max(rows, key=lambda r: r["transitions_per_s"])
             x = best["transitions_per_s"] / (peer["plies_per_s"] / 2)
             out.append(f"- Best rung >= {PEER_X:g}x the fastest peer, {policy}, N = {n:,}: "
