@@ -26,6 +26,7 @@ import torch
 from stable_baselines3 import PPO
 from stable_baselines3.common.callbacks import EvalCallback, StopTrainingOnRewardThreshold
 from stable_baselines3.common.env_util import make_vec_env
+from stable_baselines3.common.logger import Logger
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))   # the repository root
 import versions  # noqa: E402,F401  (registers ladder/CartPole-v1)
@@ -69,6 +70,7 @@ def main(argv=None) -> int:
     model = PPO("MlpPolicy", env, n_steps=32, batch_size=256, gae_lambda=0.8, gamma=0.98,
                 n_epochs=20, ent_coef=0.0, learning_rate=linear(1e-3), clip_range=linear(0.2),
                 seed=args.seed, device="cpu", verbose=0)
+    model.set_logger(Logger(None, []))      # log nowhere (SB3's default leaves a folder in /tmp)
     start = time.time()
     model.learn(total_timesteps=args.total_timesteps, callback=evaluate)
     wall = time.time() - start

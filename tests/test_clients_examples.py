@@ -31,9 +31,12 @@ def test_dqn_cleanrl_style_quick(path, capsys):
     assert "step 1024" in out and ("solved" in out)
 
 
-def test_ppo_sb3_quick(capsys):
+def test_ppo_sb3_quick(capsys, tmp_path, monkeypatch):
     pytest.importorskip("stable_baselines3")
+    import tempfile
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     mod = load("ppo_sb3")
     assert mod.main(["--quick", "--version", runnable("v5b_simd")]) == 0
+    assert not list(tmp_path.glob("SB3-*"))                 # SB3's default log folder: none left
     out = capsys.readouterr().out
     assert "solved" in out and "steps in" in out

@@ -103,6 +103,8 @@ def test_ppo_learns_on_it_and_evaluate_policy_reads_its_episodes():
     from stable_baselines3.common.evaluation import evaluate_policy
     env = RungVectorEnv(4, seed=0, version=version()).to_sb3()
     model = PPO("MlpPolicy", env, n_steps=32, batch_size=64, n_epochs=1, seed=0, device="cpu")
+    from stable_baselines3.common.logger import Logger
+    model.set_logger(Logger(None, []))                   # no log folder left in /tmp
     model.learn(total_timesteps=256)
     assert len(model.ep_info_buffer) > 0                 # Monitor-style infos were read
     with warnings.catch_warnings():

@@ -55,6 +55,15 @@ def test_quick_run_gives_a_well_formed_solved_row(peer):
     json.dumps(r)                           # the row is JSON as it stands
 
 
+@pytest.mark.parametrize("peer", ["sb3_dqn", "sbx_dqn"])
+def test_sb3_peers_leave_no_log_folder_behind(peer, tmp_path, monkeypatch):
+    # SB3's default logger makes $TMPDIR/SB3-<time> at every learn(); the peer logs nowhere
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    r = _quick_row(peer)
+    assert r["status"] == "solved", r.get("reason") or r.get("traceback")
+    assert not list(tmp_path.glob("SB3-*"))
+
+
 def test_zoo_settings_are_read_from_the_installed_package():
     pytest.importorskip("rl_zoo3")
     from peers.train.sb3_peers import zoo_hyperparams, zoo_kwargs

@@ -83,6 +83,7 @@ def _run(settings, jax_lib: bool) -> dict:
         from stable_baselines3 import DQN
     from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.env_util import make_vec_env
+    from stable_baselines3.common.logger import Logger
     from stable_baselines3.common.vec_env import DummyVecEnv
     import torch
     import_s = time.perf_counter() - t_imp
@@ -91,6 +92,7 @@ def _run(settings, jax_lib: bool) -> dict:
     policy, n_timesteps, n_envs, kwargs = zoo_kwargs(raw)
     env = make_vec_env(ENV_ID, n_envs=n_envs, seed=settings.seed, vec_env_cls=DummyVecEnv)
     model = DQN(policy, env, seed=settings.seed, verbose=0, **kwargs)
+    model.set_logger(Logger(None, []))      # no output: SB3's default makes a folder in /tmp per learn()
 
     def act_fn():
         return lambda obs: model.predict(obs, deterministic=True)[0]
