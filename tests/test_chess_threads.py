@@ -1,6 +1,7 @@
 """Chess rungs v5_openmp (v4's batch on OpenMP threads), v5b_sparse_net (v5 with the
-sparse greedy forward), v5c_blocked_sparse (v5b's sums in register blocks) and v5d_streamed
-(v5c's batch streamed past the caches; here streaming every batch, however small): every
+sparse greedy forward), v5c_blocked_sparse (v5b's sums in register blocks), v5d_streamed
+(v5c's batch streamed past the caches; here streaming every batch, however small) and
+v5e_counted_reply (v5d, the opponent's reply picked without a mask; streamed too): every
 batch at 1-3 threads passes the python-chess replay (check 1)
 and equals v4's (check 2: exactly under random play; under egreedy up to a near tie, which
 the replay's tie tolerance judges); bad worker counts are refused in one line.
@@ -18,7 +19,8 @@ from versions.chess.common.replay import compare_batches, verify_replay
 from versions.chess.common.verify import run_batches
 
 TOP = 2 ** 64 - 1
-RUNGS = ("v5_openmp", "v5b_sparse_net", "v5c_blocked_sparse", "v5d_streamed")
+RUNGS = ("v5_openmp", "v5b_sparse_net", "v5c_blocked_sparse", "v5d_streamed", "v5e_counted_reply")
+STREAMED = ("_chess_v5d_streamed", "_chess_v5e_counted_reply")
 
 
 def rung(name):
@@ -31,17 +33,16 @@ def rung(name):
 
 @pytest.fixture(autouse=True)
 def stream_every_batch():
-    """v5d streams only batches past its threshold (8 MiB); these tests' batches are small,
-    so the threshold is 0 while they run: its streamed path is the one checked."""
-    from native.loader import available, require
-    if available("_chess_v5d_streamed"):
-        yield
-        return
-    m = require("_chess_v5d_streamed")
-    before = m.stream_bytes()
-    m.set_stream_bytes(0)
+    """v5d and v5e stream only batches past their threshold (8 MiB); these tests' batches
+    are small, so the threshold is 0 while they run: the streamed path is the one checked."""
+    from native.loader import load
+    mods = [m for m, _ in map(load, STREAMED) if m is not None]
+    before = [m.stream_bytes() for m in mods]
+    for m in mods:
+        m.set_stream_bytes(0)
     yield
-    m.set_stream_bytes(before)
+    for m, b in zip(mods, before):
+        m.set_stream_bytes(b)
 
 
 @pytest.mark.parametrize("name", RUNGS)

@@ -11,7 +11,8 @@ from the OPPONENT stream) with the action given:
                                      loop body with the user's action in place of its pick
     v4_cpp, v5_openmp, v5b_sparse_   the native Stepper of _chess_stepper (stepper.cpp, built
     net, v5c_blocked_sparse,         by native/build.sh from native.cmake here): the shared
-    v5d_streamed, v6_mpi
+    v5d_streamed, v5e_counted_
+    reply, v6_mpi
     (any rung whose sources hold     chess core of versions/chess/common/include, which
     versions/chess/common/include)   every native rung's batch loop steps with
     v3_numba                         NumbaStepper (numba_stepper.py): v3's own compiled move
@@ -21,8 +22,9 @@ from the OPPONENT stream) with the action given:
 A chess rung with none of these (its own move generator) is refused with that reason. The
 parallel and native rungs differ from these two only in their batch loop (v2: worker
 processes; v5: OpenMP threads over blocks of games; v5d: the same, the batch streamed
-past the caches; v6: MPI ranks) and their policy's network (v5b, v5c, v5d: sparse
-forwards of the greedy action). A per-step client runs neither --
+past the caches; v6: MPI ranks), their policy's network (v5b-v5e: sparse forwards of the
+greedy action) and, in v5e, how the opponent's reply is found (the same reply, without a
+mask). A per-step client runs none of these --
 its loop and its policy are the user's -- so each steps through the rules its generator
 shares with the rest. All three steppers implement:
 

@@ -4,9 +4,10 @@
 // One transition of game i at step t: the agent's move (random pick, or epsilon-greedy
 // over the Q-network), then, unless that ended the game, the opponent's random reply; the
 // position reached is encoded as next_obs / next_mask, and an ended or capped episode is
-// reset at once. Every reached position gets one legal-move generation (the mask sink of
-// its side to move), which also answers mate/stalemate, the legal en-passant flag of the
-// repetition key and the observation, and the opponent's pick.
+// reset at once. Every reached position gets one legal-move generation, which also answers
+// mate/stalemate, the legal en-passant flag of the repetition key and the observation: the
+// agent's positions into its mask (the batch holds it), the opponent's into a Reply, which
+// answers the opponent's pick (MaskReply: a mask of its own, its k-th set bit).
 #pragma once
 #include <cstdint>
 #include <cstring>
@@ -73,10 +74,25 @@ struct Reached {
     uint8_t end;
 };
 
+// The opponent's legal actions, for its pick only: generate(p) runs the move generator
+// (returning a sink with n and ep_legal), kth(k) is the k-th legal action, ascending. This
+// one writes them as a mask; a rung may answer the same without it (v5e).
+struct MaskReply {
+    uint64_t words[MASK_WORDS];
+    MaskSink generate(const Position& p) { return legal_mask(p, words); }
+    int kth(int k) const { return kth_action(words, k); }
+};
+
+// The agent's legal actions, into its mask (the Game's, the batch's next_mask).
+struct AgentMask {
+    uint64_t* words;
+    MaskSink generate(const Position& p) const { return legal_mask(p, words); }
+};
+
 // Net: the Q-network the egreedy policy evaluates (QNet, the dense forward of qnet.hpp, or a
 // rung's own with the same interface: a constructor from the six nn.Linear arrays, hidden(),
 // a Scratch type built from the hidden size, and greedy(obs, mask, scratch)).
-template <class Net = QNet>
+template <class Net = QNet, class Reply = MaskReply>
 class Generator {
 public:
     Generator(int64_t n_envs, uint64_t seed, bool egreedy, double epsilon)
@@ -90,8 +106,8 @@ public:
             g.k_opponent = study::key(seed, STREAM_OPPONENT, uint64_t(i));
             g.k_action = study::key(seed, STREAM_ACTION, uint64_t(i));
             g.k_explore = study::key(seed, STREAM_EXPLORE, uint64_t(i));
-            uint64_t scratch[MASK_WORDS];
-            new_episode(g, scratch);
+            Reply reply;
+            new_episode(g, reply);
         }
     }
 
@@ -125,7 +141,7 @@ public:
     // own network scratch `qs`.
     void step(int64_t i, size_t row, const BatchOut& out, Scratch& qs) {
         Game& g = games_[size_t(i)];
-        uint64_t scratch[MASK_WORDS];                       // the opponent's legal actions
+        Reply reply;                                        // the opponent's legal actions
         std::memcpy(out.obs + row * OBS_WORDS, g.obs, sizeof g.obs);
         std::memcpy(out.mask + row * MASK_WORDS, g.mask, sizeof g.mask);
         const int a = choose(g, qs);
@@ -133,10 +149,10 @@ public:
         ++g.agent_t;
         ++g.moves;
         const int before = material(g.pos, g.white);
-        Reached r = play(g, a, scratch);                  // the opponent's mask into scratch
+        Reached r = play(g, a, reply);                    // the opponent's moves into reply
         float reward = r.end == END_CHECKMATE ? 1.0f : 0.0f;
         if (r.end == END_NONE) {
-            r = play(g, opponent_pick(g, scratch, r.n), g.mask);   // the agent's mask into g.mask
+            r = play(g, opponent_pick(g, reply, r.n), AgentMask{g.mask});   // the agent's mask
             reward = r.end == END_CHECKMATE ? -1.0f : 0.0f;
         }
         reward += float(material(g.pos, g.white) - before) * MATERIAL_WEIGHT;   // exact: k / 64
@@ -159,7 +175,7 @@ public:
         out.end[row] = capped ? uint8_t(END_CAP) : r.end;
         if (ended || capped) {                              // same-step reset
             ++g.episode;
-            new_episode(g, scratch);
+            new_episode(g, reply);
         }
     }
 
@@ -172,22 +188,24 @@ public:
     }
 
 private:
-    // The opponent's action: the pick-th of its n legal actions in `mask`.
-    int opponent_pick(Game& g, const uint64_t* mask, int n) {
+    // The opponent's action: the pick-th of its n legal actions in `reply`.
+    int opponent_pick(Game& g, const Reply& reply, int n) {
         const int k = pick(study::draw_k(g.k_opponent, g.opp_c), n);
         ++g.opp_c;
-        return kth_action(mask, k);
+        return reply.kth(k);
     }
 
-    // Plays `action` for the side to move and analyses the position reached; `mask`
-    // receives the legal actions of its side to move.
-    Reached play(Game& g, int action, uint64_t* mask) {
+    // Plays `action` for the side to move and analyses the position reached; `legal`
+    // (AgentMask or Reply) receives the legal actions of its side to move.
+    template <class Legal>
+    Reached play(Game& g, int action, Legal&& legal) {
         g.pos.make(action_move(g.pos, action));
-        return analyse(g, mask, false);
+        return analyse(g, legal, false);
     }
 
-    Reached analyse(Game& g, uint64_t* mask, bool first) {
-        const MaskSink s = legal_mask(g.pos, mask);
+    template <class Legal>
+    Reached analyse(Game& g, Legal& legal, bool first) {
+        const auto& s = legal.generate(g.pos);
         const uint64_t key = repetition_key(g.pos, s.ep_legal);
         int earlier = 0;
         if (first) g.hist.reset(key);
@@ -196,12 +214,13 @@ private:
     }
 
     // Episode g.episode: draw the agent's colour; as black, the opponent opens.
-    void new_episode(Game& g, uint64_t* scratch) {
+    void new_episode(Game& g, Reply& reply) {
         g.white = (study::draw_k(g.k_colour, g.episode) >> 63) == 0;
         g.pos = start_;
         g.moves = 0;
-        Reached r = analyse(g, g.white ? g.mask : scratch, true);
-        if (!g.white) r = play(g, opponent_pick(g, scratch, r.n), g.mask);
+        AgentMask agent{g.mask};
+        Reached r = g.white ? analyse(g, agent, true) : analyse(g, reply, true);
+        if (!g.white) r = play(g, opponent_pick(g, reply, r.n), agent);
         g.n_legal = r.n;
         write_obs(g.pos, g.white, r.repeated, r.ep_legal, g.obs);
     }

@@ -1,7 +1,8 @@
 // What every chess C++ rung's nanobind module shares: the Rollout object the Python side
 // drives (versions/chess/common/native_gen.py) and the module's functions (perft, legal
 // actions, observations, build info). A rung's .cpp supplies its idea: the Q-network type
-// (Net) and the loop that plays one batch (Loop::run), then calls bind_rollout.
+// (Net), the loop that plays one batch (Loop::run) and, if not MaskReply, how the opponent's
+// reply is picked (Reply, env.hpp), then calls bind_rollout.
 #pragma once
 #include <memory>
 #include <string>
@@ -15,7 +16,7 @@ namespace chess {
 
 namespace nb = nanobind;
 
-template <class Net, class Loop>
+template <class Net, class Loop, class Reply = MaskReply>
 struct Rollout {
     using U64_3 = nb::ndarray<uint64_t, nb::ndim<3>, nb::c_contig, nb::device::cpu>;
     using I64_2 = nb::ndarray<int64_t, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
@@ -25,7 +26,7 @@ struct Rollout {
     using F32_2c = nb::ndarray<const float, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
     using F32_1c = nb::ndarray<const float, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 
-    Generator<Net> gen;
+    Generator<Net, Reply> gen;
     int workers;
 
     Rollout(int64_t n_envs, uint64_t seed, bool egreedy, double epsilon, int workers_)
@@ -112,9 +113,9 @@ inline std::pair<std::vector<uint64_t>, int> observe(const std::string& fen, boo
     return {std::vector<uint64_t>(obs, obs + OBS_WORDS), game_end(p, s.n, 0)};
 }
 
-template <class Net, class Loop>
+template <class Net, class Loop, class Reply = MaskReply>
 void bind_rollout(nb::module_& m, const char* doc) {
-    using R = Rollout<Net, Loop>;
+    using R = Rollout<Net, Loop, Reply>;
     m.doc() = doc;
     nb::class_<R>(m, "Rollout")
         .def(nb::init<int64_t, uint64_t, bool, double, int>(), nb::arg("n_envs"), nb::arg("seed"),

@@ -1,0 +1,1 @@
+"""v5e_counted_reply (chess)."""
