@@ -56,7 +56,7 @@ microbench: build
 	$(VPY) -m harness microbench $(BENCH_FLAGS)
 
 test: build
-	$(VPY) -m pytest -q tests
+	$(VPY) -m pytest -q --durations=15 tests
 
 clean:
 	rm -rf $(VENV) .venv-puffer build _skbuild .pytest_cache versions/cartpole/v6_mpi/build versions/chess/v6_mpi/build

@@ -25,8 +25,10 @@ def verification(ctx) -> str:
             + md_table(["Version", "Status", "Detail"], body) + "\n")
 
 
-def ladder(ctx, bytes_per_transition: int) -> str:
+def ladder(ctx, bytes_per_transition: int, fill=None) -> str:
+    """fill: the machine's bandwidth_fill ceiling row (DRAM-sized fill), or None."""
     out = []
+    roof = fill["value"] * 1e9 if fill else None
     for policy in ("random", "egreedy"):
         for n, t in ladder_shapes(ctx):
             rows = ladder_rows(ctx, policy, n, t)
@@ -43,11 +45,13 @@ def ladder(ctx, bytes_per_transition: int) -> str:
                     fmt_time(n * t / tps), f"{fmt_si(tps)}{spread}",
                     f"{tps / base['transitions_per_s']:,.1f}" if base else "-",
                     f"{tps / prev:,.2f}" if prev else "-",
-                    f"{fmt_si(tps * bytes_per_transition)}B/s"))
+                    f"{fmt_si(tps * bytes_per_transition)}B/s",
+                    f"{tps * bytes_per_transition / roof:.1%}" if roof else "-"))
                 prev = tps
             out.append(f"**{policy}, N={n}, T={t}**\n\n" + md_table(
                 ["Version", "Implementation", "Workers", f"Time per batch ({n}x{t})",
-                 "Transitions/s [IQR]", "Absolute speedup", "Relative speedup", "Batch bytes written"],
+                 "Transitions/s [IQR]", "Absolute speedup", "Relative speedup", "Batch bytes written",
+                 "Of the memory roof"],
                 body))
     if not out:
         return ""
@@ -55,8 +59,16 @@ def ladder(ctx, bytes_per_transition: int) -> str:
             "the opponent's reply), median of timed calls after a warm-up, IQR in brackets; "
             f"absolute speedup over v1, relative over the rung above. A transition's arrays are "
             f"{bytes_per_transition:,} bytes (compact positions and legal masks: "
-            "WORKLOAD.md), the last column what the rung writes per second. † the rung's code "
-            "changed since its row was measured.\n\n" + "\n\n".join(out) + "\n")
+            "WORKLOAD.md): *Batch bytes written* is what the rung writes per second, *of the "
+            "memory roof* that over " + (
+                f"the machine's measured DRAM fill bandwidth ({fmt_si(roof)}B/s, {fill['threads']} "
+                "threads: *Machine ceilings*), the rate at which any rung could write batches too "
+                "large for the caches (N = 4,096: "
+                f"{fmt_si(4096 * 32 * bytes_per_transition)}B a batch); a batch that fits the "
+                "caches (N = 20) has a higher roof. What is left between a rung and it is the "
+                "game's own work (*Where a transition's time goes*)" if roof else
+                "the fill bandwidth, not measured on this machine yet (`harness ceilings`)")
+            + ". † the rung's code changed since its row was measured.\n\n" + "\n\n".join(out) + "\n")
 
 
 def breakdown(ctx) -> str:
@@ -181,7 +193,9 @@ def render(ctx):
     except Exception:
         bpt = 0
     from report.sections.chess_profile import render as phases
-    parts = [p for p in (verification(c), ladder(c, bpt), breakdown(c), phases(c), perft(c), peers(c)) if p]
+    from report.data import ceilings
+    fill = ceilings(ctx).get("bandwidth_fill")       # the machine's, not a workload's
+    parts = [p for p in (verification(c), ladder(c, bpt, fill), breakdown(c), phases(c), perft(c), peers(c)) if p]
     head = ctx.heading("## Chess: the workload where generation is the cost") + "\n\n"
     if not parts:
         return head + ("No chess rows for this machine yet: `make bench` measures them "
