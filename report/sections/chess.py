@@ -46,7 +46,7 @@ def ladder(ctx, bytes_per_transition: int, fill=None) -> str:
                     f"{tps / base['transitions_per_s']:,.1f}" if base else "-",
                     f"{tps / prev:,.2f}" if prev else "-",
                     f"{fmt_si(tps * bytes_per_transition)}B/s",
-                    f"{tps * bytes_per_transition / roof:.1%}" if roof else "-"))
+                    f"{100 * tps * bytes_per_transition / roof:.3g}%" if roof else "-"))
                 prev = tps
             out.append(f"**{policy}, N={n}, T={t}**\n\n" + md_table(
                 ["Version", "Implementation", "Workers", f"Time per batch ({n}x{t})",
