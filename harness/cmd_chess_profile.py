@@ -3,7 +3,9 @@ the move itself, the rules, the observation, the picks, the copies into the batc
 phase timed alone in bulk over the positions of uniform-random games: in the C++ core that
 v4-v6 share (versions/chess/profile/profile.cpp) and in v1's python-chess game
 (versions/chess/profile/python_chess.py). One row per engine, kind "chess_profile"; the
-report sets the phases' sum against the ladder's measured transition. Also a bench stage."""
+report sets the phases' sum against the ladder's measured transition. The C++ row also
+times the opponent's reply alone, as v4-v5d find it and as v5e does (not in the sum: it
+overlaps the generation and pick phases). Also a bench stage."""
 from __future__ import annotations
 
 from core import results
@@ -17,6 +19,7 @@ BENCH_WORKLOAD = "chess"
 CPP_CALLS = {"movegen_mask": 2, "make": 2, "rules": 2, "observation": 1, "pick": 2, "copies": 2}
 SHAPES = ((20, 32), (4096, 32))        # the batches whose copies are timed: N x T transitions
 SOURCES = ("versions/chess/profile", "versions/chess/common/include", "versions/chess/common/encoding.py",
+           "versions/chess/v5e_counted_reply/counted.hpp",
            "versions/chess/v1_python/rollout.py")
 
 
@@ -58,6 +61,9 @@ def run(quick=False, positions=None, reps=None, progress=None) -> int:
     results.append("chess_profile", {"workload": "chess", "engine": "cpp",
                                      "versions": ["v4_cpp", "v5_openmp", "v5b_sparse_net", "v5c_blocked_sparse", "v5d_streamed", "v6_mpi"],
                                      "positions": int(d["positions"]), "reps": reps, "phases": phases,
+                                     "reply": {"reply_mask": ["v4_cpp", "v5_openmp", "v5b_sparse_net",
+                                                              "v5c_blocked_sparse", "v5d_streamed", "v6_mpi"],
+                                               "reply_counted": ["v5e_counted_reply"]},
                                      "calls": CPP_CALLS, "shapes": [list(s) for s in SHAPES], **src}, quick=quick)
     from versions.chess.profile import python_chess
     k = positions or (200 if quick else 2000)

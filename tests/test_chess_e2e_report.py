@@ -300,3 +300,28 @@ def test_a_target_met_by_medians_but_not_by_quartiles_says_so(tmp_path):
     assert "Not robustly: the best rung's first quartile over v1's third quartile is 857x." in text
     egreedy = next(l for l in text.splitlines() if "egreedy policy" in l)
     assert "**met**" in egreedy and "Not robustly" not in egreedy
+
+
+def test_the_chess_part_has_a_memory_roof_column_and_its_own_scaling_figures(tmp_path):
+    """The ladder's last column is bytes written over the machine's DRAM fill ceiling (a row of
+    no workload: the machine's); the chess sweep is drawn in the chess part, under names of its
+    own, never over CartPole's figures."""
+    from report.context import Context
+    from report.sections import chess
+    d = tmp_path / "res"
+    results.append("ceilings", {"ceiling": "bandwidth_fill", "threads": 2, "value": 10.0, "unit": "GB/s"},
+                   directory=d)
+    for v, n, tps in (("v1_python", 1, 1e3), ("v1_python", 20, 1e3), ("v1_python", 4096, 1e3),
+                      ("v5_x", 1, 1e5), ("v5_x", 20, 1e6), ("v5_x", 4096, 2e6)):
+        results.append("throughput", {"workload": "chess", "version": v, "title": v, "number": v[1],
+                                      "baseline": v == "v1_python", "policy": "random", "n_envs": n,
+                                      "steps": 32, "requested_steps": 32, "workers": 1,
+                                      "samples_s": [n * 32 / tps], "transitions_per_s": tps}, directory=d)
+    text = chess.render(Context(results_dir=d, report_dir=tmp_path / "rep"))
+    bpt = 1391
+    assert f"| {100 * 2e6 * bpt / 10e9:.3g}% |" in text                     # 27.8% of 10 GB/s
+    assert "the machine's measured DRAM fill bandwidth (10 GB/s, 2 threads" in text
+    assert "### Scaling" in text and "#### Throughput against N" in text
+    assert "figures/chess_throughput_vs_n.png" in text
+    assert (tmp_path / "rep" / "figures" / "chess_throughput_vs_n.png").exists()
+    assert not (tmp_path / "rep" / "figures" / "throughput_vs_n.png").exists()

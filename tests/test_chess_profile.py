@@ -40,3 +40,11 @@ def test_rows_of_both_engines(tmp_path):
     assert sum(c * ns.get(k, ns.get(f"{k}_n20", 0)) for k, c in cpp["calls"].items()) < 1.5 * ns["step_n20"]
     assert set(py["calls"]) <= set(py["phases"]) and py["phases"]["step_n20"]["median"] > 1e4
     assert cpp["positions"] == 300 and py["positions"] == 300
+    # the opponent's reply alone, both ways, apart from the summed phases; the report names them
+    assert set(cpp["reply"]) == {"reply_mask", "reply_counted"} and not set(cpp["reply"]) & set(cpp["calls"])
+    for key in cpp["reply"]:
+        q = cpp["phases"][key]
+        assert 0 < q["q1"] <= q["median"] <= q["q3"]
+    from report.sections.chess_profile import reply_lines
+    line = reply_lines(cpp, {20: ns["step_n20"]})[0]
+    assert "`v5e_counted_reply`" in line and "`v5d_streamed`" in line and "x faster" in line

@@ -195,7 +195,9 @@ def render(ctx):
     from report.sections.chess_profile import render as phases
     from report.data import ceilings
     fill = ceilings(ctx).get("bandwidth_fill")       # the machine's, not a workload's
-    parts = [p for p in (verification(c), ladder(c, bpt, fill), breakdown(c), phases(c), perft(c), peers(c)) if p]
+    from report.sections.scaling import scaling
+    parts = [p for p in (verification(c), ladder(c, bpt, fill), scaling(c, "###", "chess_"), breakdown(c),
+                         phases(c), perft(c), peers(c)) if p]
     head = ctx.heading("## Chess: the workload where generation is the cost") + "\n\n"
     if not parts:
         return head + ("No chess rows for this machine yet: `make bench` measures them "

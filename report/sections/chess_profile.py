@@ -58,11 +58,32 @@ def table(ctx):
                 md_table(["Phase", "ns a call" + (" (" + " / ".join(f"N = {n:,}" for n in shapes) + ")"
                                                  if len(shapes) > 1 else "") + " [IQR]",
                           "Calls a transition", *(f"ns a transition, N = {n:,}" for n in shapes)], body), ""]
+        out += reply_lines(r, meas)
         for n in shapes:
             if meas[n]:
                 parts = {p: r["calls"][p] * ns.get(f"{p}_n{n}", ns.get(p)) / meas[n] for p in r["calls"]}
                 bars.append((f"{'C++ core' if r['engine'] == 'cpp' else 'v1 (python-chess)'}, N = {n:,}", parts))
     return "\n".join(out), bars
+
+
+def reply_lines(r, meas) -> list:
+    """The opponent's reply alone, each way of finding it (the row's "reply": phase ->
+    the rungs that find it so), against the core's whole transition: v5e's gain, by phase."""
+    ways = r.get("reply") or {}
+    q = {p: r["phases"].get(p) for p in ways}
+    if len(ways) != 2 or not all(q.values()):
+        return []
+    (old, old_rungs), (new, new_rungs) = ways.items()
+    a, b = q[old]["median"], q[new]["median"]
+    whole = meas.get(20)                 # the core's transition with its games in cache
+    cell = lambda p: f"{q[p]['median']:,.1f} ns [{q[p]['q1']:,.1f}-{q[p]['q3']:,.1f}]"
+    return [f"**The opponent's reply alone** (same run, one call a transition: its position's "
+            f"legal moves generated, its k-th action taken): written as a mask and its k-th set bit "
+            f"found, as {', '.join(f'`{v}`' for v in old_rungs)} do, {cell(old)}; counted per "
+            f"from-square and its k-th found along the rays, as {', '.join(f'`{v}`' for v in new_rungs)} "
+            f"does, {cell(new)}: {a / b:.2f}x faster, {a - b:,.0f} ns less a transition"
+            + (f", {(a - b) / whole:.0%} of the core's whole transition with its games in cache "
+               f"(N = 20: {whole:,.0f} ns)" if whole else "") + ".", ""]
 
 
 def figure(ctx, bars) -> str:

@@ -1,4 +1,6 @@
-"""Scaling with workers, and throughput against N (where parallelism starts to pay)."""
+"""Scaling with workers, and throughput against N (where parallelism starts to pay): the
+CartPole part's section, and the same view of another workload's rungs inside its own part
+(`scaling(ctx, level, prefix)`, with that workload's context)."""
 from collections import defaultdict
 
 import matplotlib.pyplot as plt
@@ -62,7 +64,13 @@ def log_axes(ax, xlabel, title, legend_size):
 
 
 def render(ctx):
-    parts = ["## Scaling", ""]
+    return scaling(ctx)
+
+
+def scaling(ctx, level: str = "##", prefix: str = ""):
+    """The section at heading `level`; `prefix` names its figures apart (another workload)."""
+    sub = level + "#"
+    parts = [f"{level} Scaling", ""]
     wr = worker_rows(ctx)
     if wr:
         body = []
@@ -76,7 +84,7 @@ def render(ctx):
                               for w in sorted(d))
             body.append((f"`{v}`", p, n, fmt_si(one), cells))
         if body:
-            parts += ["### With workers", "",
+            parts += [f"{sub} With workers", "",
                       "Throughput with P workers (processes, threads or ranks) relative to 1, at T=32. "
                       "The machine has the core count given above: beyond it, workers share cores.", "",
                       md_table(["Version", "Policy", "N", "1 worker (transitions/s)", "speedup by workers"], body), ""]
@@ -89,7 +97,7 @@ def render(ctx):
                     ax.plot(ws, [d[w]["transitions_per_s"] for w in ws], "o-", label=v)
                 log_axes(ax, "workers", f"{p}, N=4096, T=32", 8)
             fig.tight_layout()
-            parts += [f"![Scaling with workers]({ctx.savefig(fig, 'scaling_workers')})", ""]
+            parts += [f"![Scaling with workers]({ctx.savefig(fig, prefix + 'scaling_workers')})", ""]
     parallel = {r["version"]: r.get("parallel") for r in ctx.throughput()}
     declared = {r["version"]: r.get("serial_base") for r in ctx.throughput() if r.get("serial_base")}
     texts = []
@@ -140,15 +148,15 @@ def render(ctx):
                 labels.setdefault(lab, h)
         fig.legend(list(labels.values()), list(labels), fontsize=7, loc="upper left",
                    bbox_to_anchor=(1.0, 0.95))
-        parts += ["### Throughput against N", "",
+        parts += [f"{sub} Throughput against N", "",
                   "Each rung at T=32 over N from 1 to 4096 (parallel rungs with 2 workers). "
                   "Where a parallel rung's line crosses the serial rung it parallelises "
                   "(its SERIAL_BASE) is where its "
                   "overhead (process wake-up, synchronisation, thread start) is paid for:", "",
                   "\n".join(texts) if texts else "- no parallel rung with a serial baseline measured yet.", "",
-                  f"![Throughput against N]({ctx.savefig(fig, 'throughput_vs_n')})", ""]
+                  f"![Throughput against N]({ctx.savefig(fig, prefix + 'throughput_vs_n')})", ""]
     else:
         plt.close(fig)
     if len(parts) == 2:
-        return "## Scaling\n\nNo worker or N-sweep rows in results/ yet.\n"
+        return "" if prefix else f"{level} Scaling\n\nNo worker or N-sweep rows in results/ yet.\n"
     return "\n".join(parts)

@@ -7,6 +7,9 @@
 // the position reached (its legal-move generation into a mask, the repetition key and
 // history, the game-end rules), one observation, two picks from a mask (the agent's and
 // the opponent's), two material counts, and the copies of 2 x (obs + mask) into the batch.
+// Apart, not summed with those: the opponent's reply alone (its position's generation and
+// the pick of its k-th action), as v4-v5d find it (MaskReply: a mask, its k-th set bit) and
+// as v5e does (CountedReply).
 #include <algorithm>
 #include <chrono>
 #include <memory>
@@ -19,6 +22,7 @@
 
 #include "chess/env.hpp"
 #include "chess/qnet.hpp"
+#include "counted.hpp"          // versions/chess/v5e_counted_reply
 #include "nb_common.hpp"
 
 namespace {
@@ -116,6 +120,17 @@ nb::dict profile(int64_t k, uint64_t seed, int reps, int64_t batch_rows, bool st
             acc += uint64_t(kth_action(mask.data() + j * MASK_WORDS, pick(next(r), s[j % n].n_legal))) +
                    uint64_t(material(s[i].pos, true));
         }
+    });
+    // the opponent's reply alone: its position's legal moves generated, then the k-th taken
+    out["reply_mask"] = timed(n, reps, [&] {
+        uint64_t r = seed;
+        MaskReply reply;
+        for (const Sample& x : s) acc += uint64_t(reply.generate(x.pos).n + reply.kth(pick(next(r), x.n_legal)));
+    });
+    out["reply_counted"] = timed(n, reps, [&] {
+        uint64_t r = seed;
+        chess_v5e::CountedReply reply;
+        for (const Sample& x : s) acc += uint64_t(reply.generate(x.pos).n + reply.kth(pick(next(r), x.n_legal)));
     });
     // the copies of obs and mask into a batch of batch_rows rows (2 per transition: the
     // position and the next one), rows visited as v5's threads visit them (game by game)
