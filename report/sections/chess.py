@@ -145,7 +145,10 @@ def published_rates(rows) -> str:
     return ("\nFor scale, the fastest move generators whose authors publish perft rates "
             "(versions/chess/perft-rates-published.tsv): measured on their authors' machines, "
             "not this one, often at a greater depth (more of the work is the last ply's bulk "
-            "count), so the fraction is an order of magnitude, not a ratio of runs.\n\n"
+            "count), so the fraction is an order of magnitude, not a ratio of runs. Stockfish is "
+            "not among them: its `go perft` prints the counts and no time, and its authors publish "
+            "no perft rate (the figures quoted for it are users' runs on their own machines, "
+            "without a source this table could name).\n\n"
             + md_table(["Program", "Position", "Depth", "Published M nodes/s",
                         "Ours here, M nodes/s: fraction", "Their machine", "Source"], body) + "\n")
 
