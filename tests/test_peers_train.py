@@ -65,13 +65,30 @@ def test_sb3_peers_leave_no_log_folder_behind(peer, tmp_path, monkeypatch):
 
 
 def test_zoo_settings_are_read_from_the_installed_package():
-    pytest.importorskip("rl_zoo3")
+    # not importorskip: importing rl_zoo3 replaces Gymnasium's TimeLimit for the whole
+    # process (rl_zoo3/gym_patches.py), which would change every later test's CartPole
+    import importlib.util
+    if importlib.util.find_spec("rl_zoo3") is None:
+        pytest.skip("rl_zoo3 is not installed")
     from peers.train.sb3_peers import zoo_hyperparams, zoo_kwargs
     raw, path, version = zoo_hyperparams()
     assert path.endswith("hyperparams/dqn.yml") and version
     policy, steps, n_envs, kw = zoo_kwargs(raw)
     assert policy == "MlpPolicy" and steps == int(raw["n_timesteps"]) and n_envs == 1
     assert isinstance(kw["policy_kwargs"], dict) and "n_timesteps" not in kw
+
+
+def test_reading_the_zoo_settings_leaves_gymnasium_unpatched():
+    """zoo_hyperparams() reads rl_zoo3's files without importing it (its import patches
+    Gymnasium's TimeLimit process-wide): checked in a fresh interpreter."""
+    import importlib.util
+    if importlib.util.find_spec("rl_zoo3") is None:
+        pytest.skip("rl_zoo3 is not installed")
+    code = ("import sys, gymnasium; from peers.train.sb3_peers import zoo_hyperparams; zoo_hyperparams(); "
+            "assert 'rl_zoo3' not in sys.modules, 'imported'; "
+            "assert gymnasium.wrappers.TimeLimit.__module__.startswith('gymnasium'), 'patched'")
+    p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr[-1500:]
 
 
 def test_budget_spent_gives_a_not_solved_row():
