@@ -2,23 +2,17 @@
 per from-square (counted.hpp), not from a mask. Its k-th action must be the mask's k-th set
 bit for every k in every position: the published perft positions, their colour-mirrored
 twins (black to move), hand-picked rule corners (promotions with and without captures, en
-passant, castling, pins, checks) and the positions of random games; and its batches must be
-v5d's bit for bit, streamed and not.
+passant, castling, pins, checks) and the positions of random games. Its batches against
+v5c's, streamed and not: tests/test_chess_threads.py.
 
 Skipped, with the reason, where the module is not built (`make build`)."""
 import random
 
 import chess
-import numpy as np
 import pytest
 
-from core.api import GenConfig
-from core.discover import get_rung
 from native.loader import load
 from tests.test_chess_native import published
-from versions.chess.common import spec
-from versions.chess.common.net import init_weights
-from versions.chess.common.verify import run_batches
 
 MOD, WHY = load("_chess_v5e_counted_reply")
 pytestmark = pytest.mark.skipif(MOD is None, reason=str(WHY))
@@ -79,17 +73,3 @@ def test_the_kth_action_is_the_masks_in_random_games():
 def test_a_position_without_moves_has_no_kth_action():
     assert list(MOD.counted_actions("7k/5QQ1/8/8/8/8/8/K7 b - - 0 1")) == []   # checkmated
 
-
-@pytest.mark.parametrize("workers", [1, 3])
-def test_batches_are_v5ds_streamed_and_not(workers):
-    v5d, v5e = get_rung("v5d_streamed", "chess"), get_rung("v5e_counted_reply", "chess")
-    why = v5d.unavailable_reason()
-    if why:
-        pytest.skip(why)
-    w = init_weights(19)
-    for n, T, policy in ((600, 32, "random"), (20, 32, "random"), (300, 32, "egreedy")):
-        cfg = GenConfig(n_envs=n, seed=19, policy=policy, epsilon=0.3, weights=w, workers=workers)
-        a, b = run_batches(v5d.make_generator, cfg, T, 2), run_batches(v5e.make_generator, cfg, T, 2)
-        for x, y in zip(a, b):
-            for k in spec.ARRAY_NAMES:
-                assert np.array_equal(x[k], y[k]), (n, policy, k)

@@ -93,18 +93,19 @@ def test_bad_worker_counts_are_refused(name):
             r.make_generator(GenConfig(n_envs=2, workers=bad))
 
 
+@pytest.mark.parametrize("module", STREAMED)
 @pytest.mark.parametrize("workers", [1, 2, 3])
-def test_streamed_batches_are_v5cs_past_the_threshold_and_below_it(workers):
+def test_streamed_batches_are_v5cs_past_the_threshold_and_below_it(module, workers):
     """At its own threshold (a batch of 600 x 32 is 27 MB: streamed) and below it (20 x 32:
-    v5's loop), v5d's batches are v5c's bit for bit, greedy play included."""
+    v5's loop), v5d's batches, and v5e's (its counted reply too), are v5c's bit for bit,
+    greedy play included."""
     from native.loader import require
-    v5c, v5d = rung("v5c_blocked_sparse"), rung("v5d_streamed")
-    m = require("_chess_v5d_streamed")
-    m.set_stream_bytes(8 << 20)
+    v5c, streamed = rung("v5c_blocked_sparse"), rung(module.removeprefix("_chess_"))
+    require(module).set_stream_bytes(8 << 20)
     w = init_weights(17)
     for n, T, policy in ((600, 32, "random"), (20, 32, "random"), (300, 32, "egreedy")):
         cfg = GenConfig(n_envs=n, seed=17, policy=policy, epsilon=0.3, weights=w, workers=workers)
-        a, b = run_batches(v5c.make_generator, cfg, T, 2), run_batches(v5d.make_generator, cfg, T, 2)
+        a, b = run_batches(v5c.make_generator, cfg, T, 2), run_batches(streamed.make_generator, cfg, T, 2)
         for x, y in zip(a, b):
             for k in spec.ARRAY_NAMES:
                 assert np.array_equal(x[k], y[k]), (n, policy, k)
