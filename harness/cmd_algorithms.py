@@ -31,6 +31,13 @@ SEARCH_BASE, SEARCH_TRIALS = "a4_narrow_net", 40
 SEARCH_SPACE = {"n_step": (1, 2, 3, 4, 5, 6, 8), "hidden": (32, 64, 128),
                 "updates_per_round": (16, 32, 64, 128, 256), "batch_size": (32, 64, 128),
                 "lr": ("log", 3e-4, 1e-2)}
+# a second search may start from a5 (--base a5_searched): the same knobs around a5's
+# settings, the smaller sizes the first space did not offer (batches of 16, 16 and 24
+# hidden units) and the larger U at whose edge a5's search stopped (256 was its largest)
+SEARCH_SPACES = {SEARCH_BASE: SEARCH_SPACE,
+                 "a5_searched": {"n_step": (3, 4, 5, 6, 8), "hidden": (16, 24, 32),
+                                 "updates_per_round": (128, 256, 512), "batch_size": (16, 32, 64),
+                                 "lr": ("log", 1e-3, 1e-2)}}
 
 
 def register(sub):
@@ -52,6 +59,8 @@ def register(sub):
     p.add_argument("--search", action="store_true",
                    help=f"run the Optuna search over {', '.join(SEARCH_SPACE)} from "
                         f"{SEARCH_BASE}'s settings on seeds {SEARCH_SEEDS} instead")
+    p.add_argument("--base", choices=tuple(SEARCH_SPACES), default=SEARCH_BASE,
+                   help=f"the rung --search starts from (default {SEARCH_BASE}); each has its own space")
     p.add_argument("--trials", type=positive_int("--trials", 1000), default=SEARCH_TRIALS,
                    help=f"Optuna trials of --search (default {SEARCH_TRIALS})")
     p.add_argument("--quick", action="store_true", help="one seed, a short budget (indicative)")
@@ -73,6 +82,8 @@ def plan(args):
         todo.append((a, settings, over))
     if args.search and (args.algorithm or args.set):
         raise StudyError("--search starts from its own base and space; it takes no --algorithm or --set")
+    if not args.search and args.base != SEARCH_BASE:
+        raise StudyError("--base chooses where --search starts; it needs --search")
     n = args.seeds or (1 if args.quick else len(SEEDS))
     if args.first_seed + n - 1 >= 2 ** 64:
         raise StudyError("--first-seed + --seeds - 1 must stay below 2^64")
@@ -262,16 +273,16 @@ def run(todo, seeds, args, note, quick=None) -> int:
 def search(args, note) -> int:
     from training.select import select
     version, learner, threads, workers = pair(args, args.quick, note)
-    base = base_config(alg.settings(SEARCH_BASE), version, learner, threads, workers,
+    space = SEARCH_SPACES[args.base]
+    base = base_config(alg.settings(args.base), version, learner, threads, workers,
                        args.budget or SEARCH_BUDGET_S)
-    note(f"search: {args.trials} trials from {SEARCH_BASE} on {version} x {learner}, seeds {SEARCH_SEEDS}")
-    best, trials = select(base, args.trials, list(SEARCH_SEEDS), jobs=1, progress=note,
-                          space=SEARCH_SPACE)
+    note(f"search: {args.trials} trials from {args.base} on {version} x {learner}, seeds {SEARCH_SEEDS}")
+    best, trials = select(base, args.trials, list(SEARCH_SEEDS), jobs=1, progress=note, space=space)
     for t in trials:
         if not args.no_record:
-            results.append("algorithm_trials", {**t, "base": SEARCH_BASE, "version": version,
+            results.append("algorithm_trials", {**t, "base": args.base, "version": version,
                                                 "learner": learner, "threads": threads,
-                                                "budget_s": base.budget_s, "space": SEARCH_SPACE,
+                                                "budget_s": base.budget_s, "space": space,
                                                 "selected": t["params"] == best}, quick=args.quick)
     print(f"selected: {best}" if best else "no trial solved both seeds")
     return 0 if best else 1
@@ -280,7 +291,7 @@ def search(args, note) -> int:
 def bench_stage(quick: bool, progress) -> int:
     import argparse
     args = argparse.Namespace(algorithm=None, set=None, version=None, learner=None, threads=None,
-                              first_seed=SEEDS[0], seeds=None, budget=None, search=False,
+                              first_seed=SEEDS[0], seeds=None, budget=None, search=False, base=SEARCH_BASE,
                               trials=SEARCH_TRIALS, quick=quick, list=False, no_record=False)
     todo, seeds = plan(args)
     return run(todo, seeds, args, progress.note, quick)

@@ -191,7 +191,8 @@ def algorithm_block(ctx, name: str) -> Optional[str]:
     from report.sections.trained_peers import fmt_s
     g = runs(ctx)
     if name not in g:
-        return None
+        other = algorithm_elsewhere(ctx, name)
+        return "\n".join([f"Not measured on {ctx.machine_line}, the report's machine."] + other) if other else None
     rows, s = g[name], stats(g[name])
     r = rows[0]
     if s["error"]:
@@ -218,7 +219,34 @@ def algorithm_block(ctx, name: str) -> Optional[str]:
         if o.get("time") and s.get("time") and o.get("flops") and s.get("flops"):
             lines.append(f"- against `{other}`: {o['time'][1] / s['time'][1]:.2f}x in time, "
                          f"{o['flops'][1] / s['flops'][1]:.2f}x fewer FLOPs (ratios of medians)")
-    return _header(ctx, rows, "; median and IQR over the seeds") + "\n".join(lines)
+    return "\n".join([_header(ctx, rows, "; median and IQR over the seeds") + "\n".join(lines)]
+                     + algorithm_elsewhere(ctx, name, blank=True))
+
+
+def algorithm_elsewhere(ctx, name: str, blank: bool = False) -> List[str]:
+    """One line per other machine with rows of the rung (the report's algorithm section has
+    their tables): its newest run there per learner and thread count."""
+    from core import results
+    from report.sections.algorithm_stats import _q, slowest, stats
+    from report.sections.algorithms_elsewhere import groups
+    from report.sections.trained_peers import fmt_s
+    out = []
+    for m in results.machines(ctx.results_dir):
+        if m["id"] == ctx.machine or "algorithm" not in m.get("kinds", ()):
+            continue
+        o = ctx.for_machine(m["id"])
+        for (rung, learner, threads), by_run in groups(o).items():
+            if rung != name:
+                continue
+            rid, rows = list(by_run.items())[-1]
+            s = stats(rows)
+            if not s.get("time"):
+                continue
+            out.append(f"- on {o.machine_line} (results/{m['id']}/, run {rid}): `{rows[0]['version']}` x "
+                       f"`{learner}` ({threads} thread(s)), solved {s['solved']}/{s['n']}; time to solved "
+                       f"{_q(s['time'], fmt_s)}, slowest seed {slowest(s)}; FLOPs to solved "
+                       f"{_q(s.get('flops'))} (median [IQR]; the report's algorithm section has its table)")
+    return ([""] if blank and out else []) + (["On other machines:"] + out if out else [])
 
 
 def rendered(ctx) -> Dict[Path, str]:

@@ -90,8 +90,8 @@ def test_every_recipe_is_discovered_and_builds_on_its_base():
     items = alg.algorithms()
     assert [a.name for a in items if a.error] == []
     names = [a.name for a in items]
-    assert names[:6] == ["a1_dqn_defaults", "a2_dqn_selected", "a3_nstep", "a4_narrow_net",
-                         "a5_searched", "a6_pqn"]
+    assert names[:7] == ["a1_dqn_defaults", "a2_dqn_selected", "a3_nstep", "a4_narrow_net",
+                         "a5_searched", "a5b_searched_wider", "a6_pqn"]
     assert alg.settings("a1_dqn_defaults") == {}
     assert alg.settings("a4_narrow_net") == {"n_step": 3, "hidden": 64}
     for a in items:
@@ -150,19 +150,24 @@ def test_the_command_verifies_the_learner_and_trains_a_recipe():
     assert "a4_narrow_net seed 100: solved=True" in p.stdout
 
 
-def test_a5_carries_the_committed_search():
-    """a5's changes are the settings its named search run selected."""
-    a5 = alg.get("a5_searched")
-    run = a5.references[0].split("run ")[1].split(" ")[0]
+@pytest.mark.parametrize("name", ["a5_searched", "a5b_searched_wider"])
+def test_a_searched_rung_carries_the_committed_search(name):
+    """A searched rung's changes are the settings its named search run selected, and that
+    search started from the rung's base in the space the command declares for it."""
+    from harness.cmd_algorithms import SEARCH_SPACES
+    a = alg.get(name)
+    run = a.references[0].split("run ")[1].split(" ")[0]
     found = []
     for path in (ROOT / "results").glob("*/algorithm_trials.jsonl"):
         for line in path.read_text().splitlines():
             r = json.loads(line)
             if r.get("run_id") == run and r.get("selected"):
-                found.append(r["params"])
+                found.append(r)
     assert found, f"no selected trial of run {run} in results/"
-    want = {**alg.settings(a5.base), **found[0]}
-    got = alg.settings("a5_searched")
+    assert found[0]["base"] == a.base
+    assert found[0]["space"] == json.loads(json.dumps(SEARCH_SPACES[a.base]))
+    want = {**alg.settings(a.base), **found[0]["params"]}
+    got = alg.settings(name)
     assert {k: got.get(k, getattr(TrainConfig, k)) for k in want} == want
 
 
@@ -289,3 +294,41 @@ def test_another_machines_recipes_are_told_apart_by_threads_and_judged_over_thei
     g = groups(Other())
     text = targets(g, {k: stats(list(v.values())[-1]) for k, v in g.items()}, "avx512", "")
     assert "`a1_dqn_defaults`" in text and "**not met**" in text
+
+
+def test_a_rungs_notes_name_the_machines_that_measured_it(tmp_path):
+    """A rung's NOTES block gives its rows on the report's machine and a line per other
+    machine that trained it; a rung only another machine trained says so, never 'no rows'."""
+    from report.context import Context
+    from report.notes import algorithm_block
+
+    def write(machine, throughput, rows):
+        d = tmp_path / "res" / machine
+        d.mkdir(parents=True)
+        (d / "machine.json").write_text(json.dumps({"id": machine, "cpu": f"CPU {machine}", "cores": 2,
+                                                    "simd": ["avx2"]}))
+        if throughput:
+            (d / "throughput.jsonl").write_text(json.dumps({"kind": "throughput", "run_id": "R0", "time": "2026-01-02T00:00:00+0000", "provenance": {}}) + "\n")
+        (d / "algorithm.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+    def run(name, rid, times, solved=5):
+        return [{"kind": "algorithm", "algorithm": name, "number": name[1], "learner": "l4b", "threads": 2,
+                 "version": "v5c", "run_id": rid, "seed": 100 + i, "solved": i < solved, "wall_s": t,
+                 "budget_s": 30, "updates": 10, "transitions": 10, "flops": 5.0, "base": "",
+                 "time": "2026-01-01T00:00:00+0000", "learner_check": {"status": "passed"}, "provenance": {}}
+                for i, t in enumerate(times)]
+
+    write("main-box", True, run("a1_dqn_defaults", "R1", [3.0] * 5))
+    write("other-box", False, run("a1_dqn_defaults", "R2", [2.0] * 5) + run("a5b_searched_wider", "R2", [0.3] * 5)
+          + run("a5b_searched_wider", "R3", [0.2, 0.25, 0.3, 0.35, 9.0], solved=4))
+    ctx = Context(results_dir=tmp_path / "res", report_dir=tmp_path / "rep")
+    assert ctx.machine == "main-box"
+    text = algorithm_block(ctx, "a5b_searched_wider")
+    assert text.startswith("Not measured on CPU main-box")
+    (line,) = [x for x in text.splitlines() if x.startswith("- on ")]
+    assert "results/other-box/, run R3" in line and "solved 4/5" in line     # the newest run only
+    assert "not solved in 30 s (seed 104)" in line
+    text = algorithm_block(ctx, "a1_dqn_defaults")
+    assert text.startswith("Measured in the report's run on CPU main-box")
+    assert "On other machines:" in text and "results/other-box/, run R2" in text
+    assert algorithm_block(ctx, "a3_nstep") is None

@@ -358,6 +358,8 @@ CASES = [
     ("algorithms-set-seed", ["algorithms", "--set", "seed=3"], "chosen by the command"),
     ("algorithms-seeds-overlap", ["algorithms", "--first-seed", "0"], "must not overlap"),
     ("algorithms-search-set", ["algorithms", "--search", "--set", "lr=0.001"], "--search"),
+    ("algorithms-base-no-search", ["algorithms", "--base", "a5_searched"], "needs --search"),
+    ("algorithms-base-unknown", ["algorithms", "--search", "--base", "a1_dqn_defaults"], "--base"),
     ("algorithms-budget-inf", ["algorithms", "--budget", "inf"], "--budget"),
     ("train-n-step-zero", [*TRAIN, "--n-step", "0"], "--n-step must be a positive"),
     ("train-n-step-steps", [*TRAIN, "--n-step", "9", "--steps", "8"], "exceeds --steps"),
