@@ -338,11 +338,13 @@ CODE_SUFFIXES = (".py", ".cpp", ".hpp", ".h", ".c", ".cmake", ".sh", ".txt", ".t
 
 
 def _tracked(rel: str, root_dir: Path) -> Optional[List[Path]]:
-    """The files git tracks under rel (build outputs and other untracked files are not the
-    code a row measured), or None outside a git checkout."""
+    """The files git tracks under rel, and those it would track (untracked, not ignored: a
+    new rung measured before its first commit hashes as it will once committed); build
+    outputs, which .gitignore names, are not the code a row measured. None outside a git
+    checkout."""
     try:
-        out = subprocess.run(["git", "ls-files", "-z", "--", rel], cwd=root_dir, timeout=30,
-                             capture_output=True, check=True).stdout
+        out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", rel],
+                             cwd=root_dir, timeout=30, capture_output=True, check=True).stdout
     except (OSError, subprocess.SubprocessError):
         return None
     return sorted(root_dir / f for f in out.decode().split("\0") if f)
