@@ -208,6 +208,8 @@ def algorithm_block(ctx, name: str) -> Optional[str]:
         if s.get(k):
             q = s[k]
             lines.append(f"- {what} to solved: {fmt_si(q[1])} [IQR {fmt_si(q[0])}-{fmt_si(q[2])}]")
+    if time_shares(rows):
+        lines.append(f"- {time_shares(rows)}")
     ref = stats(references(ctx).get(name) or [])
     if ref.get("time") and s.get("time"):
         q = ref["time"]
@@ -221,6 +223,22 @@ def algorithm_block(ctx, name: str) -> Optional[str]:
                          f"{o['flops'][1] / s['flops'][1]:.2f}x fewer FLOPs (ratios of medians)")
     return "\n".join([_header(ctx, rows, "; median and IQR over the seeds") + "\n".join(lines)]
                      + algorithm_elsewhere(ctx, name, blank=True))
+
+
+SHARES = (("learn_s", "learning"), ("store_s", "storing the rounds (n-step windows, the replay copy, "
+                                              "episode bookkeeping)"),
+          ("wait_s", "waiting for the generator"), ("push_s", "pushing weights and epsilon"))
+
+
+def time_shares(rows) -> str:
+    """Where a run's training time went, summed over its solved seeds (the loop's own timers,
+    training/loop.py); empty for a loop that keeps none (PQN's)."""
+    done = [r for r in rows if r.get("solved") and r.get("wall_s") and "store_s" in r]
+    wall = sum(r["wall_s"] for r in done)
+    if not done or not wall or not sum(r.get("learn_s", 0) for r in done):
+        return ""
+    parts = [f"{what} {100 * sum(r.get(k, 0) for r in done) / wall:.0f}%" for k, what in SHARES]
+    return "its training time, summed over the solved seeds: " + ", ".join(parts)
 
 
 def algorithm_elsewhere(ctx, name: str, blank: bool = False) -> List[str]:
@@ -245,7 +263,8 @@ def algorithm_elsewhere(ctx, name: str, blank: bool = False) -> List[str]:
             out.append(f"- on {o.machine_line} (results/{m['id']}/, run {rid}): `{rows[0]['version']}` x "
                        f"`{learner}` ({threads} thread(s)), solved {s['solved']}/{s['n']}; time to solved "
                        f"{_q(s['time'], fmt_s)}, slowest seed {slowest(s)}; FLOPs to solved "
-                       f"{_q(s.get('flops'))} (median [IQR]; the report's algorithm section has its table)")
+                       f"{_q(s.get('flops'))} (median [IQR]; the report's algorithm section has its table)"
+                       + (f"; {time_shares(rows)}" if time_shares(rows) else ""))
     return ([""] if blank and out else []) + (["On other machines:"] + out if out else [])
 
 

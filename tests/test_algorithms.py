@@ -318,7 +318,10 @@ def test_a_rungs_notes_name_the_machines_that_measured_it(tmp_path):
                  "time": "2026-01-01T00:00:00+0000", "learner_check": {"status": "passed"}, "provenance": {}}
                 for i, t in enumerate(times)]
 
-    write("main-box", True, run("a1_dqn_defaults", "R1", [3.0] * 5))
+    timed = run("a1_dqn_defaults", "R1", [3.0] * 5)
+    for r in timed:
+        r.update(learn_s=1.5, store_s=0.9, wait_s=0.3, push_s=0.3)
+    write("main-box", True, timed)
     write("other-box", False, run("a1_dqn_defaults", "R2", [2.0] * 5) + run("a5b_searched_wider", "R2", [0.3] * 5)
           + run("a5b_searched_wider", "R3", [0.2, 0.25, 0.3, 0.35, 9.0], solved=4))
     ctx = Context(results_dir=tmp_path / "res", report_dir=tmp_path / "rep")
@@ -331,4 +334,8 @@ def test_a_rungs_notes_name_the_machines_that_measured_it(tmp_path):
     text = algorithm_block(ctx, "a1_dqn_defaults")
     assert text.startswith("Measured in the report's run on CPU main-box")
     assert "On other machines:" in text and "results/other-box/, run R2" in text
+    assert ("- its training time, summed over the solved seeds: learning 50%, storing the rounds "
+            "(n-step windows, the replay copy, episode bookkeeping) 30%, waiting for the generator 10%, "
+            "pushing weights and epsilon 10%") in text
+    assert "its training time" not in line                 # rows without the loop's timers
     assert algorithm_block(ctx, "a3_nstep") is None
