@@ -7,6 +7,7 @@ VPY := $(VENV)/bin/python
 STAMP := $(VENV)/.setup-done
 QUICK ?=
 BENCH_FLAGS := $(if $(QUICK),--quick,)
+JOBS ?= 2                 # make test: pytest-xdist workers (the tests marked serial run after, alone)
 export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 export PYTHONDONTWRITEBYTECODE := 1
@@ -56,7 +57,8 @@ microbench: build
 	$(VPY) -m harness microbench $(BENCH_FLAGS)
 
 test: build
-	$(VPY) -m pytest -q --durations=15 tests
+	$(VPY) -m pytest -q -n $(JOBS) -m "not serial" --durations=15 tests
+	$(VPY) -m pytest -q -m serial tests
 
 clean:
 	rm -rf $(VENV) .venv-puffer build _skbuild .pytest_cache versions/cartpole/v6_mpi/build versions/chess/v6_mpi/build

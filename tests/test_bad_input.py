@@ -36,6 +36,10 @@ import pytest
 from core.api import init_weights
 from tests.conftest import ROOT
 
+# the outcomes fixture watches the repository's folders while its cases run, so no other
+# test may write there meanwhile (`make test` runs these alone, after the rest)
+pytestmark = pytest.mark.serial
+
 V1 = ["--version", "v1_python"]
 V2 = ["--version", "v2_multiprocessing"]
 GEN = ["generate", *V1, "--out", "{out}"]

@@ -116,6 +116,7 @@ def test_verify_unknown_version():
     assert_clean_error(run("verify", "--version", "nope"), "unknown version")
 
 
+@pytest.mark.serial          # writes a rung into versions/, which other tests discover
 def test_new_scaffolds_a_version_that_fails_verification():
     name = "v99_scaffold_test"
     d = ROOT / "versions" / "cartpole" / name

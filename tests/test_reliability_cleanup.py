@@ -117,6 +117,7 @@ g.generate(5)
 """
 
 
+@pytest.mark.serial          # its leftovers must survive until its own next command sweeps them
 def test_sigkill_leaves_nothing_the_next_command_does_not_remove():
     with_v6 = v6.available() is None
     p = subprocess.Popen([sys.executable, "-c", KILLED.format(v6=with_v6)], cwd=ROOT, env=ENV,
