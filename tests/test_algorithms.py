@@ -296,6 +296,24 @@ def test_another_machines_recipes_are_told_apart_by_threads_and_judged_over_thei
     assert "`a1_dqn_defaults`" in text and "**not met**" in text
 
 
+def _write_machine(root, machine, throughput, rows):
+    d = root / machine
+    d.mkdir(parents=True)
+    (d / "machine.json").write_text(json.dumps({"id": machine, "cpu": f"CPU {machine}", "cores": 2,
+                                                "simd": ["avx2"]}))
+    if throughput:
+        (d / "throughput.jsonl").write_text(json.dumps({"kind": "throughput", "run_id": "R0", "time": "2026-01-02T00:00:00+0000", "provenance": {}}) + "\n")
+    (d / "algorithm.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def _recipe_run(name, rid, times, solved=5, flops=5.0):
+    return [{"kind": "algorithm", "algorithm": name, "number": name[1], "learner": "l4b", "threads": 2,
+             "version": "v5c", "run_id": rid, "seed": 100 + i, "solved": i < solved, "wall_s": t,
+             "budget_s": 30, "updates": 10, "transitions": 10, "flops": flops, "base": "", "title": "t",
+             "time": "2026-01-01T00:00:00+0000", "learner_check": {"status": "passed"}, "provenance": {}}
+            for i, t in enumerate(times)]
+
+
 def test_a_rungs_notes_name_the_machines_that_measured_it(tmp_path):
     """A rung's NOTES block gives its rows on the report's machine and a line per other
     machine that trained it; a rung only another machine trained says so, never 'no rows'."""
@@ -303,21 +321,8 @@ def test_a_rungs_notes_name_the_machines_that_measured_it(tmp_path):
     from report.notes import algorithm_block
 
     def write(machine, throughput, rows):
-        d = tmp_path / "res" / machine
-        d.mkdir(parents=True)
-        (d / "machine.json").write_text(json.dumps({"id": machine, "cpu": f"CPU {machine}", "cores": 2,
-                                                    "simd": ["avx2"]}))
-        if throughput:
-            (d / "throughput.jsonl").write_text(json.dumps({"kind": "throughput", "run_id": "R0", "time": "2026-01-02T00:00:00+0000", "provenance": {}}) + "\n")
-        (d / "algorithm.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-
-    def run(name, rid, times, solved=5):
-        return [{"kind": "algorithm", "algorithm": name, "number": name[1], "learner": "l4b", "threads": 2,
-                 "version": "v5c", "run_id": rid, "seed": 100 + i, "solved": i < solved, "wall_s": t,
-                 "budget_s": 30, "updates": 10, "transitions": 10, "flops": 5.0, "base": "",
-                 "time": "2026-01-01T00:00:00+0000", "learner_check": {"status": "passed"}, "provenance": {}}
-                for i, t in enumerate(times)]
-
+        _write_machine(tmp_path / "res", machine, throughput, rows)
+    run = _recipe_run
     timed = run("a1_dqn_defaults", "R1", [3.0] * 5)
     for r in timed:
         r.update(learn_s=1.5, store_s=0.9, wait_s=0.3, push_s=0.3)
@@ -339,3 +344,21 @@ def test_a_rungs_notes_name_the_machines_that_measured_it(tmp_path):
             "pushing weights and epsilon 10%") in text
     assert "its training time" not in line                 # rows without the loop's timers
     assert algorithm_block(ctx, "a3_nstep") is None
+
+
+def test_the_readme_sentence_adds_the_fastest_recipe_of_another_machine(tmp_path):
+    """The headline names the fastest complete recipe of another machine against a1 there
+    (same learner and threads); a recipe with an unsolved seed is not it, however quick."""
+    from report.context import Context
+    from report.sections.algorithms import elsewhere_headline
+    res = tmp_path / "res"
+    _write_machine(res, "main-box", True, _recipe_run("a1_dqn_defaults", "R1", [3.0] * 5))
+    _write_machine(res, "fast-box", False, _recipe_run("a1_dqn_defaults", "R2", [2.0] * 5, flops=100.0)
+                   + _recipe_run("a5_searched", "R2", [0.4] * 5, flops=10.0)
+                   + _recipe_run("a5b_searched_wider", "R2", [0.1] * 5, solved=4, flops=1.0))
+    ctx = Context(results_dir=res, report_dir=tmp_path / "rep")
+    text = elsewhere_headline(ctx)
+    assert text.startswith(" On CPU fast-box, 2 cores, avx2 (results/fast-box/), `a5_searched` with `l4b` at 2 thread(s)")
+    assert "median 0.4 s" in text and "DQN's defaults' 2 s there, with 10x fewer FLOPs" in text
+    _write_machine(res, "empty-box", False, _recipe_run("a1_dqn_defaults", "R3", [1.0] * 5, solved=4))
+    assert elsewhere_headline(ctx) == text

@@ -107,6 +107,30 @@ def headline(ctx) -> str:
             f"({r['title']}) solves in a median {fmt_s(s['time'][1])} (IQR {fmt_s(s['time'][0])}-"
             f"{fmt_s(s['time'][2])}, {s['solved']}/{s['n']} seeds; slowest {slowest(s)}) against "
             f"DQN's defaults' {fmt_s(base['time'][1])}, with {base['flops'][1] / s['flops'][1]:.0f}x "
+            f"fewer FLOPs to solved." + elsewhere_headline(ctx))
+
+
+def elsewhere_headline(ctx) -> str:
+    """The fastest recipe on another machine (its newest run, every seed solved) against a1
+    there with the same learner and threads, or nothing."""
+    from core import results
+    cands = []
+    for m in results.machines(ctx.results_dir):
+        if m["id"] == ctx.machine or "algorithm" not in m.get("kinds", ()):
+            continue
+        o = ctx.for_machine(m["id"])
+        newest = {k: stats(list(v.values())[-1]) for k, v in elsewhere.groups(o).items()}
+        for (name, learner, threads), st in newest.items():
+            a1 = newest.get(("a1_dqn_defaults", learner, threads), {})
+            if name != "a1_dqn_defaults" and elsewhere.complete(st) and elsewhere.complete(a1):
+                cands.append((st["time"][1], name, learner, threads, st, a1, o))
+    if not cands:
+        return ""
+    _, name, learner, threads, st, a1, o = min(cands, key=lambda c: c[0])
+    return (f" On {o.machine_line} (results/{o.machine}/), `{name}` with `{learner}` at {threads} "
+            f"thread(s) solves in a median {fmt_s(st['time'][1])} (IQR {fmt_s(st['time'][0])}-"
+            f"{fmt_s(st['time'][2])}, {st['solved']}/{st['n']} seeds; slowest {slowest(st)}) against "
+            f"DQN's defaults' {fmt_s(a1['time'][1])} there, with {a1['flops'][1] / st['flops'][1]:.0f}x "
             f"fewer FLOPs to solved.")
 
 
