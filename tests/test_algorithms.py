@@ -362,3 +362,21 @@ def test_the_readme_sentence_adds_the_fastest_recipe_of_another_machine(tmp_path
     assert "median 0.4 s" in text and "DQN's defaults' 2 s there, with 10x fewer FLOPs" in text
     _write_machine(res, "empty-box", False, _recipe_run("a1_dqn_defaults", "R3", [1.0] * 5, solved=4))
     assert elsewhere_headline(ctx) == text
+
+
+def test_the_fastest_recipe_is_set_against_the_machines_fma_peak():
+    """FLOPs to solved over the FMA peak measured at the recipe's thread count: the floor,
+    and the measured time as a multiple of it; nothing without a peak for those threads."""
+    from report.sections.algorithms_elsewhere import fma_roof, stats
+    rows = _recipe_run("a5b_searched_wider", "R1", [0.2] * 5, flops=2e9)
+
+    class Other:
+        def __init__(self, peaks):
+            self.peaks = peaks
+
+        def rows(self, kind):
+            return [{"ceiling": "fma_f32", "threads": t, "value": v, "run_id": "C1"} for t, v in self.peaks]
+    newest = {("a5b_searched_wider", "l4b", 2): stats(rows)}
+    text = fma_roof(Other([(1, 100.0), (2, 200.0)]), newest)
+    assert "2 thread(s) (200 GFLOP/s" in text and "take 10 ms" in text and "20x that floor" in text
+    assert fma_roof(Other([(1, 100.0)]), newest) == ""

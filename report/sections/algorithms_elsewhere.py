@@ -7,7 +7,7 @@ import math
 from collections import defaultdict
 from typing import List
 
-from report.context import md_table
+from report.context import fmt_time, md_table
 from report.data import stale
 from report.sections import bf16
 from report.sections.algorithm_stats import TARGET_S, _key, _q, kernel_isa, slowest, stats
@@ -84,7 +84,30 @@ def other_machines(ctx) -> List[str]:
                           "vs a1", "Earlier runs there (median, solved)"], body), ""]
         if cores == 2:
             out += [targets(g, newest, isa, pinned), ""]
+        roof = fma_roof(o, newest)
+        if roof:
+            out += [roof, ""]
     return out
+
+
+def fma_roof(o, newest) -> str:
+    """The fastest complete recipe's FLOPs to solved at the machine's measured FMA peak for
+    its thread count (`harness ceilings` there): the floor no implementation of that recipe
+    goes below, and how far above it the measured time is."""
+    done = {k: s for k, s in newest.items() if complete(s) and s.get("flops")}
+    peaks = {r["threads"]: r for r in o.rows("ceilings") if r.get("ceiling") == "fma_f32"}
+    if not done or not peaks:
+        return ""
+    k = min(done, key=lambda k: done[k]["time"][1])
+    peak = peaks.get(k[2])
+    if not peak:
+        return ""
+    floor = done[k]["flops"][1] / (peak["value"] * 1e9)
+    return (f"At this machine's measured FMA peak for {k[2]} thread(s) ({peak['value']:.0f} GFLOP/s, "
+            f"`harness ceilings` run {peak['run_id']}), the median FLOPs to solved of `{k[0]}` "
+            f"take {fmt_time(floor)}: its median time to solved is {done[k]['time'][1] / floor:.0f}x that "
+            f"floor (its NOTES.md splits the time: learning is only part of it, and an update this "
+            f"small runs far below the peak).")
 
 
 def targets(g, newest, isa, pinned) -> str:
