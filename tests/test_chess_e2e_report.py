@@ -325,3 +325,26 @@ def test_the_chess_part_has_a_memory_roof_column_and_its_own_scaling_figures(tmp
     assert "figures/chess_throughput_vs_n.png" in text
     assert (tmp_path / "rep" / "figures" / "chess_throughput_vs_n.png").exists()
     assert not (tmp_path / "rep" / "figures" / "throughput_vs_n.png").exists()
+
+
+def test_the_targets_line_judges_share_speedup_and_estimate_errors():
+    """The end-to-end targets on the report's machine: the practitioner's generation share
+    (>= 90%), the best pair's estimated speed-up (>= 100x, with the round it would need) and
+    each estimate's median error over seeds (within 10%)."""
+    from report.sections.chess_e2e import targets
+
+    def cost(v, learner, gen, learn):
+        return {"version": v, "learner": learner, "config": {"updates_per_round": 16},
+                "round_gen_s": {"median": gen}, "round_learn_s": {"median": learn}, "round_store_s": {"median": 0.0}}
+    base = cost("v1_python", "l1_torch_eager", 0.9, 0.1)
+    costs = [base, cost("v5c_blocked_sparse", "l1_torch_eager", 0.01, 0.1),
+             cost("v5c_blocked_sparse", "l4c_native_chess", 0.004, 0.006)]
+    (text, _) = targets(costs, {"l1_torch_eager": 100, "l4c_native_chess": 200}, base,
+                        [("`a` x `b`", 4.0), ("`c` x `d`", -12.0)])
+    assert "spends 90% of a round generating (>= 90%: **met**)" in text
+    assert "`v5c_blocked_sparse` x `l4c_native_chess`, reaches that agent 50.0x sooner" in text
+    assert "(>= 100x: **not met**; it would need a round of 5 ms or less" in text
+    assert "`a` x `b` +4% (**met**); `c` x `d` -12% (**not met**)" in text
+    (text, _) = targets(costs, {"l1_torch_eager": 100, "l4c_native_chess": 50}, base, [])
+    assert "200.0x sooner, estimated (>= 100x: **met**)." in text and "need a round" not in text
+    assert targets(costs, {"l4c_native_chess": 50}, base, []) == []

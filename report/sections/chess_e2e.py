@@ -244,7 +244,7 @@ def estimate(c, groups, score) -> list:
                      fmt_time(_round(x)), fmt_time(t) if t is not None else "- (no training runs "
                      "with this learner)",
                      f"{rounds[ref] * _round(base) / t:.1f}x" if base and t and ref in rounds else "-"))
-    checks = []
+    checks, medians = [], []
     for runs in groups:
         own = next((x for x in costs if (x["version"], x["learner"]) ==
                     (runs[0]["version"], runs[0]["learner"])), None)
@@ -252,6 +252,8 @@ def estimate(c, groups, score) -> list:
         errs = [100 * (p["round"] * _round(own) - p["train_s"]) / p["train_s"]
                 for r, p in pts if p and own]
         if errs:
+            medians.append((f"`{runs[0]['version']}` x `{runs[0]['learner']}` (lr {runs[0]['config']['lr']:.3g})",
+                            statistics.median(errs)))
             checks.append(f"`{runs[0]['version']}` x `{runs[0]['learner']}` (lr {runs[0]['config']['lr']:.3g}): "
                           f"{', '.join(f'{e:+.0f}%' for e in errs)} (seeds "
                           f"{', '.join(str(r['seed']) for r, p in pts if p)}; learning "
@@ -271,7 +273,31 @@ def estimate(c, groups, score) -> list:
             "pair's time is its learner's rounds x the pair's measured cost per round (*The "
             "poster's round*).", "",
             md_table(["Pair", "Rounds (median)", "Cost per round", "Estimated time", "vs v1 x L1"], body),
-            "", check, ""] + tail
+            "", check, ""] + tail + targets(costs, rounds, base, medians)
+
+
+def targets(costs, rounds, base, medians) -> list:
+    """The chess end-to-end targets on this machine: the practitioner's loop's generation
+    share of a round, the best pair's estimated speed-up over it, the estimates' errors."""
+    ref = reference_name()
+    if not base or ref not in rounds:
+        return []
+    share = base["round_gen_s"]["median"] / _round(base)
+    ests = [(rounds[ref] * _round(base) / (rounds[x["learner"]] * _round(x)), x) for x in costs
+            if x["learner"] in rounds]
+    x, best = max(ests, key=lambda e: e[0])
+    need = rounds[ref] * _round(base) / 100 / rounds[best["learner"]]
+    ok = lambda c: "**met**" if c else "**not met**"
+    text = (f"Targets on this machine: the practitioner's loop (`v1_python` x `{ref}`) spends {share:.0%} "
+            f"of a round generating (>= 90%: {ok(share >= 0.9)}); the best pair, `{best['version']}` x "
+            f"`{best['learner']}`, reaches that agent {x:.1f}x sooner, estimated (>= 100x: {ok(x >= 100)}"
+            + (f"; it would need a round of {fmt_time(need)} or less, while its generation alone takes "
+               f"{fmt_time(best['round_gen_s']['median'])} and its {best['config']['updates_per_round']} "
+               f"updates {fmt_time(best['round_learn_s']['median'])}" if x < 100 else "") + ")")
+    if medians:
+        text += ("; each estimate within 10% of its complete runs, median over seeds: "
+                 + "; ".join(f"{name} {e:+.0f}% ({ok(abs(e) <= 10)})" for name, e in medians))
+    return [text + ".", ""]
 
 
 def searched(other, score, base) -> list:
