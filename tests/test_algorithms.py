@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from dataclasses import replace
@@ -380,3 +381,21 @@ def test_the_fastest_recipe_is_set_against_the_machines_fma_peak():
     text = fma_roof(Other([(1, 100.0), (2, 200.0)]), newest)
     assert "2 thread(s) (200 GFLOP/s" in text and "take 10 ms" in text and "20x that floor" in text
     assert fma_roof(Other([(1, 100.0)]), newest) == ""
+
+
+def test_a_search_from_a5_records_its_base_and_space(tmp_path):
+    """`--search --base a5_searched` starts from a5's settings in a5's own space and records
+    both in every trial row (a budget too short to solve: no trial is selected, exit 1)."""
+    from harness.cmd_algorithms import SEARCH_SPACES
+    env = dict(os.environ, STUDY_RESULTS_DIR=str(tmp_path))
+    p = subprocess.run([sys.executable, "-m", "harness", "algorithms", "--search", "--base", "a5_searched",
+                        "--trials", "1", "--budget", "0.3", "--version", "v1b_numpy",
+                        "--learner", "l3_native_update"], cwd=ROOT, env=env, capture_output=True,
+                       text=True, timeout=600)
+    assert p.returncode == 1 and "no trial solved both seeds" in p.stdout, p.stderr[-2000:]
+    (path,) = tmp_path.glob("*/algorithm_trials.jsonl")
+    (row,) = [json.loads(x) for x in path.read_text().splitlines()]
+    assert row["base"] == "a5_searched" and row["space"] == json.loads(json.dumps(SEARCH_SPACES["a5_searched"]))
+    space = SEARCH_SPACES["a5_searched"]
+    assert all(row["params"][k] in v for k, v in space.items() if v[0] != "log")
+    assert space["lr"][1] <= row["params"]["lr"] <= space["lr"][2]
