@@ -7,7 +7,8 @@ VPY := $(VENV)/bin/python
 STAMP := $(VENV)/.setup-done
 QUICK ?=
 BENCH_FLAGS := $(if $(QUICK),--quick,)
-JOBS ?= 2                 # make test: pytest-xdist workers (the tests marked serial run after, alone)
+# make test: pytest-xdist workers (the tests marked serial run after them, alone)
+JOBS ?= 2
 export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 export PYTHONDONTWRITEBYTECODE := 1

@@ -208,8 +208,9 @@ def algorithm_block(ctx, name: str) -> Optional[str]:
         if s.get(k):
             q = s[k]
             lines.append(f"- {what} to solved: {fmt_si(q[1])} [IQR {fmt_si(q[0])}-{fmt_si(q[2])}]")
-    if time_shares(rows):
-        lines.append(f"- {time_shares(rows)}")
+    shares = time_shares(rows)
+    if shares:
+        lines.append(f"- {shares}")
     ref = stats(references(ctx).get(name) or [])
     if ref.get("time") and s.get("time"):
         q = ref["time"]
@@ -244,15 +245,11 @@ def time_shares(rows) -> str:
 def algorithm_elsewhere(ctx, name: str, blank: bool = False) -> List[str]:
     """One line per other machine with rows of the rung (the report's algorithm section has
     their tables): its newest run there per learner and thread count."""
-    from core import results
     from report.sections.algorithm_stats import _q, slowest, stats
-    from report.sections.algorithms_elsewhere import groups
+    from report.sections.algorithms_elsewhere import groups, other_contexts
     from report.sections.trained_peers import fmt_s
     out = []
-    for m in results.machines(ctx.results_dir):
-        if m["id"] == ctx.machine or "algorithm" not in m.get("kinds", ()):
-            continue
-        o = ctx.for_machine(m["id"])
+    for o in other_contexts(ctx):
         for (rung, learner, threads), by_run in groups(o).items():
             if rung != name:
                 continue
@@ -260,11 +257,12 @@ def algorithm_elsewhere(ctx, name: str, blank: bool = False) -> List[str]:
             s = stats(rows)
             if not s.get("time"):
                 continue
-            out.append(f"- on {o.machine_line} (results/{m['id']}/, run {rid}): `{rows[0]['version']}` x "
+            shares = time_shares(rows)
+            out.append(f"- on {o.machine_line} (results/{o.machine}/, run {rid}): `{rows[0]['version']}` x "
                        f"`{learner}` ({threads} thread(s)), solved {s['solved']}/{s['n']}; time to solved "
                        f"{_q(s['time'], fmt_s)}, slowest seed {slowest(s)}; FLOPs to solved "
                        f"{_q(s.get('flops'))} (median [IQR]; the report's algorithm section has its table)"
-                       + (f"; {time_shares(rows)}" if time_shares(rows) else ""))
+                       + (f"; {shares}" if shares else ""))
     return ([""] if blank and out else []) + (["On other machines:"] + out if out else [])
 
 

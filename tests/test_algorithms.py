@@ -379,7 +379,11 @@ def test_the_fastest_recipe_is_set_against_the_machines_fma_peak():
             return [{"ceiling": "fma_f32", "threads": t, "value": v, "run_id": "C1"} for t, v in self.peaks]
     newest = {("a5b_searched_wider", "l4b", 2): stats(rows)}
     text = fma_roof(Other([(1, 100.0), (2, 200.0)]), newest)
-    assert "2 thread(s) (200 GFLOP/s" in text and "take 10 ms" in text and "20x that floor" in text
+    assert "2 thread(s) (200 GFLOP/s" in text and "take 10 ms" in text and "20x that floor." in text
+    for r in rows:
+        r["learn_s"] = 0.1                               # 2 GFLOP in 0.1 s: 20 GFLOP/s
+    text = fma_roof(Other([(2, 200.0)]), {("a5b_searched_wider", "l4b", 2): stats(rows)})
+    assert "its updates alone ran at 20 GFLOP/s over its seeds, 10% of the peak" in text
     assert fma_roof(Other([(1, 100.0)]), newest) == ""
 
 

@@ -113,12 +113,8 @@ def headline(ctx) -> str:
 def elsewhere_headline(ctx) -> str:
     """The fastest recipe on another machine (its newest run, every seed solved) against a1
     there with the same learner and threads, or nothing."""
-    from core import results
     cands = []
-    for m in results.machines(ctx.results_dir):
-        if m["id"] == ctx.machine or "algorithm" not in m.get("kinds", ()):
-            continue
-        o = ctx.for_machine(m["id"])
+    for o in elsewhere.other_contexts(ctx):
         newest = {k: stats(list(v.values())[-1]) for k, v in elsewhere.groups(o).items()}
         for (name, learner, threads), st in newest.items():
             a1 = newest.get(("a1_dqn_defaults", learner, threads), {})

@@ -32,16 +32,19 @@ def complete(s) -> bool:
     return bool(s.get("time")) and s["n"] > 0 and s["solved"] == s["n"]
 
 
+def other_contexts(ctx) -> list:
+    """A context for each other machine with rows of the algorithm ladder."""
+    from core import results
+    return [ctx.for_machine(m["id"]) for m in results.machines(ctx.results_dir)
+            if m["id"] != ctx.machine and "algorithm" in m.get("kinds", ())]
+
+
 def other_machines(ctx) -> List[str]:
     """Recipes measured on other machines, a table each; then, where the machine (or the
     slice of it the runs were pinned to) has 2 cores, the time target of its instruction set
     for its fastest recipe, met in how many of that recipe's runs, and the FLOPs target."""
-    from core import results
     out = []
-    for m in results.machines(ctx.results_dir):
-        if m["id"] == ctx.machine or "algorithm" not in m.get("kinds", ()):
-            continue
-        o = ctx.for_machine(m["id"])
+    for o in other_contexts(ctx):
         g = groups(o)
         if not g:
             continue
@@ -57,7 +60,7 @@ def other_machines(ctx) -> List[str]:
                   + ")" if cores < (info.get("cores") or cores) else "")
         newest = {k: stats(list(v.values())[-1]) for k, v in g.items()}
         first = next(iter(next(iter(g.values())).values()))[0]
-        out += [f"**On another machine** ({o.machine_line}{pinned}; results/{m['id']}/): the recipes "
+        out += [f"**On another machine** ({o.machine_line}{pinned}; results/{o.machine}/): the recipes "
                 f"trained there with `{first['version']}` and the learner named, the same criterion "
                 f"and seeds, one run at a time; per recipe, learner and thread count its newest "
                 f"run, its earlier runs there named beside it. *vs a1*: against a1's newest run "
@@ -103,11 +106,14 @@ def fma_roof(o, newest) -> str:
     if not peak:
         return ""
     floor = done[k]["flops"][1] / (peak["value"] * 1e9)
+    rows = [r for r in done[k]["rows"] if r.get("solved")]
+    learn = sum(r.get("learn_s", 0) for r in rows)
+    rate = sum(r["flops"] for r in rows) / learn / 1e9 if learn else None
     return (f"At this machine's measured FMA peak for {k[2]} thread(s) ({peak['value']:.0f} GFLOP/s, "
             f"`harness ceilings` run {peak['run_id']}), the median FLOPs to solved of `{k[0]}` "
             f"take {fmt_time(floor)}: its median time to solved is {done[k]['time'][1] / floor:.0f}x that "
-            f"floor (its NOTES.md splits the time: learning is only part of it, and an update this "
-            f"small runs far below the peak).")
+            f"floor" + (f"; its updates alone ran at {rate:.0f} GFLOP/s over its seeds, {rate / peak['value']:.0%} "
+                        f"of the peak (its NOTES.md splits the rest of the time)" if rate else "") + ".")
 
 
 def targets(g, newest, isa, pinned) -> str:
