@@ -22,21 +22,20 @@ import contextlib
 import datetime
 import errno
 import fcntl
-import hashlib
 import json
 import math
 import os
 import signal
-import subprocess
 import sys
 import threading
 import time
 import uuid
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence
 
 from .errors import StudyError
 from core.machine import machine, machine_id, provenance
+from core.source_hash import hash_memo, source_hash  # noqa: F401 (rows name their code: results.source_hash)
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN_ID = os.environ.get("STUDY_RUN_ID") or time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:6]
@@ -332,39 +331,6 @@ def report_machine(known: List[dict]) -> Optional[str]:
     the generation ladder; a machine lent for one stage (the GPU learners) never replaces it."""
     full = [m for m in known if "throughput" in m.get("kinds", ())]
     return (full or known)[0]["id"] if known else None
-
-
-CODE_SUFFIXES = (".py", ".cpp", ".hpp", ".h", ".c", ".cmake", ".sh", ".txt", ".toml")
-
-
-def _tracked(rel: str, root_dir: Path) -> Optional[List[Path]]:
-    """The files git tracks under rel, and those it would track (untracked, not ignored: a
-    new rung measured before its first commit hashes as it will once committed); build
-    outputs, which .gitignore names, are not the code a row measured. None outside a git
-    checkout."""
-    try:
-        out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", rel],
-                             cwd=root_dir, timeout=30, capture_output=True, check=True).stdout
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return sorted(root_dir / f for f in out.decode().split("\0") if f)
-
-
-def source_hash(paths: Iterable[str], root_dir: Path = ROOT) -> str:
-    """sha256 (first 12 hex) over the tracked code files under the given repository-relative
-    paths (prose such as NOTES.md is left out: editing it does not make a row stale)."""
-    h = hashlib.sha256()
-    for rel in sorted(set(paths)):
-        p = root_dir / rel
-        files = _tracked(rel, root_dir)
-        if files is None:
-            files = sorted(f for f in p.rglob("*") if f.is_file()) if p.is_dir() else [p] if p.is_file() else []
-        for f in files:
-            if "__pycache__" in f.parts or not (f.suffix in CODE_SUFFIXES or f.name == "CMakeLists.txt"):
-                continue
-            h.update(str(f.relative_to(root_dir)).encode())
-            h.update(f.read_bytes())
-    return h.hexdigest()[:12]
 
 
 def _atomic_write(path: Path, text: str) -> None:

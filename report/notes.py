@@ -268,6 +268,12 @@ def algorithm_elsewhere(ctx, name: str, blank: bool = False) -> List[str]:
 
 def rendered(ctx) -> Dict[Path, str]:
     """{NOTES.md: its text with the marked block rendered} for every NOTES.md that has one."""
+    from core import results
+    with results.hash_memo():
+        return _rendered(ctx)
+
+
+def _rendered(ctx) -> Dict[Path, str]:
     out = {}
     for path, block, name, workload in parts():
         if not path.exists():

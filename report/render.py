@@ -98,6 +98,12 @@ def render(results_dir=None, report_dir=None, update_readme=None, machine=None,
     """Render one machine's full run (quick=True: its quick rows, into report/quick/, a
     preview that is never committed). The README's headline is refreshed only when the
     report is the repository's own (report/ from results/)."""
+    from core import results
+    with results.hash_memo():        # each source list hashed once per render, not per row
+        return _render(results_dir, report_dir, update_readme, machine, quick)
+
+
+def _render(results_dir, report_dir, update_readme, machine, quick) -> Path:
     default_dir = HERE / "quick" if quick else HERE
     report_dir = Path(report_dir) if report_dir else default_dir
     if machine is not None:
