@@ -164,8 +164,11 @@ def test_l1_on_another_device_is_held_to_the_spread_of_its_own_forms(monkeypatch
     checks = {o.check for o in out}
     assert {"first loss against float64 NumPy", "weights after 1 update", "weights after 50 updates",
             "greedy actions after 50 updates"} <= checks
+    # How far apart L1's CPU forms end is the machine's float32 arithmetic: at seed 0, 6.5e-3 on
+    # a 2-core AMD EPYC (one ReLU branch flips), 2.5e-5 on the H200 machine's Xeon with its torch
+    # 2.11 (none flips). Either way they differ, and by less than a real error moves them (below).
     disp, loss = lv.spread({0: ver.forms(0)})
-    assert 1e-3 < disp < 0.1 and loss > 1e-4          # float64 against float32 at seed 0
+    assert 0 < disp < 0.1 and loss > 0
     assert any("farthest two of L1's CPU forms" in o.detail for o in out)
 
     def make(cfg, replay):
