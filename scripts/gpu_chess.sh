@@ -3,7 +3,8 @@
 # which verifies the learners on the GPU). Rows go to results/<this machine>/.
 #  1. the fast rung verified on this machine against python-chess (its native code is
 #     built here, at this CPU's widest instruction set);
-#  2. the fast rung's generator threads: cost runs with L2b at 2..16 threads, the fastest kept;
+#  2. the fast rung's generator threads: cost runs with L2b at 2..16 threads (GPU_CHESS_SWEEP),
+#     the fastest kept;
 #  3. the poster's round: cost runs (no scoring; epsilon at its final value, as bench stage
 #     50's) of the practitioner's generator (v1) and the fast rung, each with L1 and L2b on
 #     the GPU and L4c on the CPU;
@@ -23,6 +24,7 @@ TRAIN_LEARNER=${GPU_CHESS_TRAIN_LEARNER:-l2b_cuda_graphs}
 ROUNDS=${GPU_CHESS_COST_ROUNDS:-40}
 MAX_ROUNDS=${GPU_CHESS_MAX_ROUNDS:-6000}
 SEEDS=${GPU_CHESS_SEEDS:-3}
+SWEEP=${GPU_CHESS_SWEEP:-2 4 8 16}     # the generator thread counts tried
 LIMIT=${GPU_CHESS_LIMIT:-900}
 SEARCH_FROM=${GPU_CHESS_SEARCH_FROM:-results/amd-epyc-2c-24g-avx2/chess_search.jsonl}
 rc=0
@@ -61,7 +63,7 @@ step verify --workload chess --version "$FAST" --version v1_python
 COST=(--max-rounds "$ROUNDS" --eval-every 0 --learning-starts 640 --eps-start 0.05 --eps-end 0.05
       --updates-per-round "$U" --lr "$LR" --seed 0)
 verified "$TRAIN_LEARNER" "$DEV" || exit 1
-for w in 2 4 8 16; do
+for w in $SWEEP; do
     step chess-train --version "$FAST" --workers "$w" --learner "$TRAIN_LEARNER" --device "$DEV" "${COST[@]}"
 done
 # the generator's threads with the least generation per round among those runs
