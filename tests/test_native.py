@@ -90,12 +90,15 @@ def test_matches_v1_and_gymnasium(name, n, policy):
 def test_truncation_across_calls(name):
     """The balancing network reaches the 500-step limit; episodes span several calls."""
     v = rung(name)
-    cfg = config(7, "egreedy", workers=2 if v.parallel else 1, seed=5, epsilon=0.02,
-                 weights=balancing_weights())
+
+    def cfg_(workers):
+        return config(7, "egreedy", workers=workers, seed=5, epsilon=0.02, weights=balancing_weights())
+    cfg = cfg_(2 if v.parallel else 1)
     got = run_generator(v.make_generator, cfg, 180, 3)
     assert got["truncated"].any(), "no episode reached truncation"
-    ref = run_generator(PythonGenerator, cfg, 180, 3)
-    assert compare_batches(got, ref, cfg) is None
+    if "truncation" not in _refs:            # v1's batch, once for every rung (7 s of pure Python)
+        _refs["truncation"] = run_generator(PythonGenerator, cfg_(1), 180, 3)
+    assert compare_batches(got, _refs["truncation"], cfg) is None
     assert check_gymnasium(got, cfg) is None
 
 
