@@ -148,7 +148,9 @@ def _render(results_dir, report_dir, update_readme, machine, quick) -> Path:
             from . import notes
             notes.write(ctx)
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        from core.results import held_signals
+        with held_signals():         # a Ctrl-C in the middle of the clean-up would leave half of it
+            shutil.rmtree(tmp, ignore_errors=True)
     return report_dir / "REPORT.md"
 
 
