@@ -348,3 +348,25 @@ def test_the_targets_line_judges_share_speedup_and_estimate_errors():
     (text, _) = targets(costs, {"l1_torch_eager": 100, "l4c_native_chess": 50}, base, [])
     assert "200.0x sooner, estimated (>= 100x: **met**)." in text and "need a round" not in text
     assert targets(costs, {"l4c_native_chess": 50}, base, []) == []
+
+
+def test_a_missed_speedup_target_gives_the_floor_of_adamws_pass():
+    """Where the best pair misses 100x, the line computes AdamW's floor from the network's
+    parameters and the measured copy bandwidth: its time for U updates, against the round
+    the target allows and against the learner's own time."""
+    from report.sections.chess_e2e import targets
+
+    def cost(v, learner, gen, learn):
+        return {"version": v, "learner": learner, "config": {"updates_per_round": 16},
+                "round_gen_s": {"median": gen}, "round_learn_s": {"median": learn}, "round_store_s": {"median": 0.0}}
+    base = cost("v1_python", "l1_torch_eager", 0.9, 0.1)
+    costs = [base, cost("v5c_blocked_sparse", "l4c_native_chess", 0.004, 0.016)]
+    n = 1_000_000
+    floor = (n, 24 * n, {"value": 12.0, "threads": 2}, 24 * n / 12e9)       # 2 ms an update
+    (text, _) = targets(costs, {"l1_torch_eager": 100, "l4c_native_chess": 200}, base, [], floor)
+    assert "AdamW's pass alone moves 24 MB an update (theta, m and v of 1.00 M parameters" in text
+    assert "16 updates take 32 ms at this machine's copy bandwidth (12.0 GB/s at 2 threads" in text
+    assert "6.4x the round the target allows" in text                         # 32 ms against 5 ms
+    assert "`l4c_native_chess`'s 16 ms runs at 200% of that floor's rate" in text
+    (text, _) = targets(costs, {"l1_torch_eager": 100, "l4c_native_chess": 20}, base, [], floor)
+    assert "AdamW" not in text                                               # 500x: met, no floor

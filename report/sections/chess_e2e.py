@@ -273,10 +273,26 @@ def estimate(c, groups, score) -> list:
             "pair's time is its learner's rounds x the pair's measured cost per round (*The "
             "poster's round*).", "",
             md_table(["Pair", "Rounds (median)", "Cost per round", "Estimated time", "vs v1 x L1"], body),
-            "", check, ""] + tail + targets(costs, rounds, base, medians)
+            "", check, ""] + tail + targets(costs, rounds, base, medians, adamw_floor(c))
 
 
-def targets(costs, rounds, base, medians) -> list:
+def adamw_floor(c):
+    """(parameters, bytes an update, copy-bandwidth row, seconds an update): LEARNER.md's
+    AdamW reads and writes theta, m and v (float32) of every parameter each update, whatever
+    the gradient's sparsity; at the machine's measured copy bandwidth (bytes read + written)
+    that pass is a floor of the update. None without the ceiling's row."""
+    from math import prod
+
+    from report.data import ceilings
+    from versions.chess.common.spec import NET
+    bw = ceilings(c).get("bandwidth_copy")
+    if not bw:
+        return None
+    n = sum(prod(s) for s in NET.shapes().values())
+    return n, 24 * n, bw, 24 * n / (bw["value"] * 1e9)
+
+
+def targets(costs, rounds, base, medians, floor=None) -> list:
     """The chess end-to-end targets on this machine: the practitioner's loop's generation
     share of a round, the best pair's estimated speed-up over it, the estimates' errors."""
     ref = reference_name()
@@ -297,6 +313,17 @@ def targets(costs, rounds, base, medians) -> list:
     if medians:
         text += ("; each estimate within 10% of its complete runs, median over seeds: "
                  + "; ".join(f"{name} {e:+.0f}% ({ok(abs(e) <= 10)})" for name, e in medians))
+    if floor and x < 100:
+        n, nbytes, bw, per = floor
+        u = best["config"]["updates_per_round"]
+        text += (f". AdamW's pass alone moves {nbytes / 1e6:.0f} MB an update (theta, m and v of "
+                 f"{n / 1e6:.2f} M parameters, float32, read and written): {u} updates take "
+                 f"{fmt_time(u * per)} at this machine's copy bandwidth ({bw['value']:.1f} GB/s at "
+                 f"{bw['threads']} threads, *Machine ceilings*), {u * per / need:.1f}x the round the "
+                 f"target allows; `{best['learner']}`'s {fmt_time(best['round_learn_s']['median'])} runs "
+                 f"at {u * per / best['round_learn_s']['median']:.0%} of that floor's rate. No learner "
+                 f"that runs LEARNER.md's update (AdamW on every parameter) meets the target here "
+                 f"while that state streams from memory")
     return [text + ".", ""]
 
 
@@ -331,8 +358,6 @@ def searched(other, score, base) -> list:
             f"follow one trajectory, so the ratio is an estimate no run of the slow pair checks.", "",
             md_table(["Pair", "U", "lr", "Score", "Seeds reaching it", "Rounds (median)",
                       "Training time (median)", "v1 x L1 at this U, estimated", "Ratio"], body), ""]
-
-
 
 
 def curve_figure(c, groups):
