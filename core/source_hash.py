@@ -30,6 +30,8 @@ def _git_files(root_dir: Path) -> Optional[List[str]]:
 def _tracked(rel: str, root_dir: Path, listing: List[str]) -> List[Path]:
     """The files of `listing` (_git_files) at or under the repository-relative path rel."""
     rel = rel.strip("/")
+    if rel in ("", "."):
+        return sorted(root_dir / f for f in listing)
     return sorted(root_dir / f for f in listing if f == rel or f.startswith(rel + "/"))
 
 
