@@ -331,7 +331,7 @@ def test_the_targets_line_judges_share_speedup_and_estimate_errors():
     """The end-to-end targets on the report's machine: the practitioner's generation share
     (>= 90%), the best pair's estimated speed-up (>= 100x, with the round it would need) and
     each estimate's median error over seeds (within 10%)."""
-    from report.sections.chess_e2e import targets
+    from report.sections.chess_e2e_targets import targets
 
     def cost(v, learner, gen, learn):
         return {"version": v, "learner": learner, "config": {"updates_per_round": 16},
@@ -354,7 +354,7 @@ def test_a_missed_speedup_target_gives_the_floor_of_adamws_pass():
     """Where the best pair misses 100x, the line computes AdamW's floor from the network's
     parameters and the measured copy bandwidth: its time for U updates, against the round
     the target allows and against the learner's own time."""
-    from report.sections.chess_e2e import targets
+    from report.sections.chess_e2e_targets import targets
 
     def cost(v, learner, gen, learn):
         return {"version": v, "learner": learner, "config": {"updates_per_round": 16},

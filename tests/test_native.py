@@ -96,7 +96,7 @@ def test_truncation_across_calls(name):
     cfg = cfg_(2 if v.parallel else 1)
     got = run_generator(v.make_generator, cfg, 180, 3)
     assert got["truncated"].any(), "no episode reached truncation"
-    if "truncation" not in _refs:            # v1's batch, once for every rung (7 s of pure Python)
+    if "truncation" not in _refs:            # v1's batch (pure Python), once for every rung
         _refs["truncation"] = run_generator(PythonGenerator, cfg_(1), 180, 3)
     assert compare_batches(got, _refs["truncation"], cfg) is None
     assert check_gymnasium(got, cfg) is None

@@ -104,10 +104,14 @@ def headline(ctx) -> str:
     r = g[name][0]
     return (f"**Fewer updates** (the algorithm ladder, `algorithms/`): with the same pair, "
             f"`{r['version']}` x `{r['learner']}` alternating, the recipe `{name}` "
-            f"({r['title']}) solves in a median {fmt_s(s['time'][1])} (IQR {fmt_s(s['time'][0])}-"
-            f"{fmt_s(s['time'][2])}, {s['solved']}/{s['n']} seeds; slowest {slowest(s)}) against "
-            f"DQN's defaults' {fmt_s(base['time'][1])}, with {base['flops'][1] / s['flops'][1]:.0f}x "
-            f"fewer FLOPs to solved." + elsewhere_headline(ctx))
+            f"({r['title']}) {_solves(s, base, '')}" + elsewhere_headline(ctx))
+
+
+def _solves(s, a1, where: str) -> str:
+    """A recipe's time to solved (median, IQR, seeds, slowest) against a1's, and the FLOPs."""
+    return (f"solves in a median {fmt_s(s['time'][1])} (IQR {fmt_s(s['time'][0])}-{fmt_s(s['time'][2])}, "
+            f"{s['solved']}/{s['n']} seeds; slowest {slowest(s)}) against DQN's defaults' "
+            f"{fmt_s(a1['time'][1])}{where}, with {a1['flops'][1] / s['flops'][1]:.0f}x fewer FLOPs to solved.")
 
 
 def elsewhere_headline(ctx) -> str:
@@ -124,10 +128,7 @@ def elsewhere_headline(ctx) -> str:
         return ""
     _, name, learner, threads, st, a1, o = min(cands, key=lambda c: c[0])
     return (f" On {o.machine_line} (results/{o.machine}/), `{name}` with `{learner}` at {threads} "
-            f"thread(s) solves in a median {fmt_s(st['time'][1])} (IQR {fmt_s(st['time'][0])}-"
-            f"{fmt_s(st['time'][2])}, {st['solved']}/{st['n']} seeds; slowest {slowest(st)}) against "
-            f"DQN's defaults' {fmt_s(a1['time'][1])} there, with {a1['flops'][1] / st['flops'][1]:.0f}x "
-            f"fewer FLOPs to solved.")
+            f"thread(s) {_solves(st, a1, ' there')}")
 
 
 def pqn_note(g) -> str:
