@@ -142,8 +142,11 @@ def build_probe(name):
     src, exe = ROOT / "harness" / "probes" / f"{name}.c", ROOT / "build" / "probes" / name
     cc = os.environ.get("CC", "gcc")
     flags = PROBE_FLAGS[name]
-    if exe.exists() and exe.stat().st_mtime >= src.stat().st_mtime:
-        return exe, " ".join([cc] + flags)
+    line = " ".join([cc] + flags)
+    stamp = exe.with_suffix(".cmd")               # the line it was built with: new flags rebuild it
+    if (exe.exists() and exe.stat().st_mtime >= src.stat().st_mtime and stamp.exists()
+            and stamp.read_text() == line):
+        return exe, line
     exe.parent.mkdir(parents=True, exist_ok=True)
     try:
         p = subprocess.run([cc, *flags, str(src), "-o", str(exe)],
@@ -152,7 +155,8 @@ def build_probe(name):
         return None, f"cannot run {cc}: {e}"
     if p.returncode != 0:
         return None, f"{cc} failed: {p.stderr.strip()[-200:]}"
-    return exe, " ".join([cc] + flags)
+    stamp.write_text(line)
+    return exe, line
 
 
 def probe_fma(threads, quick):
@@ -223,7 +227,7 @@ def measure(quick=False, progress=None):
             med = statistics.median(f["samples_s"])
             rows.append(results.append("ceilings", {
                 "ceiling": "fma_f32", "threads": threads, "value": f["flops"] / med / 1e9,
-                "unit": "GFLOP/s",
+                "unit": "GFLOP/s", "lanes": f["lanes"],
                 "method": f"harness/probes/fma_peak.c: 12 independent {f['lanes']}-lane float32 "
                           f"FMA chains per thread ({f['how']})",
                 "samples_s": f["samples_s"], "quick": quick}))
