@@ -67,12 +67,12 @@ for w in $SWEEP; do
     step chess-train --version "$FAST" --workers "$w" --learner "$TRAIN_LEARNER" --device "$DEV" "${COST[@]}"
 done
 # the generator's threads with the least generation per round among those runs
-W=$("$PY" - "$FAST" "$TRAIN_LEARNER" "$ROUNDS" <<'EOF'
+W=$("$PY" - "$FAST" "$TRAIN_LEARNER" "$ROUNDS" $SWEEP <<'EOF'
 import sys
 from core import results
-fast, learner, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
+fast, learner, rounds, sweep = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
 rows = [r for r in results.load("chess_train") if r["version"] == fast and r["learner"] == learner
-        and r["config"]["eval_every"] == 0 and r["config"]["max_rounds"] == rounds][-4:]
+        and r["config"]["eval_every"] == 0 and r["config"]["max_rounds"] == rounds][-len(sweep):]
 best = min(rows, key=lambda r: r["round_gen_s"]["median"])
 print(best["config"]["workers"])
 EOF

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from core import results
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -33,10 +35,15 @@ def test_unverified_learners_are_skipped(tmp_path):
 
 
 def test_the_runs_and_their_rows(tmp_path):
+    # an earlier sweep's row, at 8 threads and far quicker: the pick is among this run's sweep
+    earlier = {"version": "v5c_blocked_sparse", "learner": "l1_torch_eager", "curve": [], "earlier": True,
+               "config": {"eval_every": 0, "max_rounds": 2, "workers": 8}, "round_gen_s": {"median": 1e-9}}
+    results.append("chess_train", earlier, directory=tmp_path)
+    assert len(results.load("chess_train", directory=tmp_path)) == 1     # a row the script reads
     p = _run(tmp_path, GPU_CHESS_REQUIRE_VERIFIED="0")
     assert p.returncode == 1, p.stdout[-2000:] + p.stderr[-2000:]     # 2 rounds: not reached
     search = [json.loads(x) for x in (ROOT / "results/amd-epyc-2c-24g-avx2/chess_search.jsonl").read_text().splitlines()]
-    rows = _rows(tmp_path, "chess_train")
+    rows = [r for r in _rows(tmp_path, "chess_train") if not r.get("earlier")]
     u = {r["config"]["updates_per_round"] for r in rows}
     lr = {r["config"]["lr"] for r in rows}
     chosen = [r for r in search if r["run_id"] == search[-1]["run_id"] and r["state"] == "complete"]
