@@ -370,3 +370,24 @@ def test_a_missed_speedup_target_gives_the_floor_of_adamws_pass():
     assert "`l4c_native_chess`'s 16 ms runs at 200% of that floor's rate" in text
     (text, _) = targets(costs, {"l1_torch_eager": 100, "l4c_native_chess": 20}, base, [], floor)
     assert "AdamW" not in text                                               # 500x: met, no floor
+
+
+def test_a_stale_round_cost_row_is_marked_and_the_mark_explained(tmp_path):
+    """† in the round-cost table comes with its legend, and neither appears while every
+    row's code is as it was measured."""
+    from report.context import Context
+    from report.sections import chess_e2e
+    d = tmp_path / "res"
+    src = ["core/api.py"]
+    _cost(d, "v1_python", "l1_torch_eager", 0.4, 0.4, baseline=True)
+    results.append("chess_round_costs", {
+        "workload": "chess", "version": "v5c_blocked_sparse", "learner": "l1_torch_eager", "baseline": False,
+        "workers": 1, "learner_threads": 1, "config": CFG, "rounds": 12, "startup_s": 0.1,
+        "round_gen_s": _spread(0.006), "round_learn_s": _spread(0.4), "round_store_s": _spread(0.0),
+        "gen_share": 0.015, "sources": src, "source_hash": results.source_hash(src)}, directory=d)
+    text = chess_e2e.round_costs(Context(results_dir=d, report_dir=tmp_path / "rep").for_workload("chess"))
+    assert "†" not in text
+    p = results.kind_path("chess_round_costs", directory=d)
+    p.write_text(p.read_text().replace(results.source_hash(src), "0" * 12))   # its code changed since
+    text = chess_e2e.round_costs(Context(results_dir=d, report_dir=tmp_path / "rep").for_workload("chess"))
+    assert "`v5c_blocked_sparse` †" in text and "\n† a file that the row's code hashes" in text

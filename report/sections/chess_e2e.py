@@ -17,6 +17,10 @@ ORDER = 61
 WORKLOAD = "chess"
 
 
+STALE_NOTE = ("\n\n† a file that the row's code hashes (its `sources`) has changed since the row "
+              "was measured: the figure describes the code as it was then.")
+
+
 def learner_table(c) -> str:
     from report.sections.learners import gpu_machines, gpu_rows
     ver = {r["learner"]: r for r in c.latest("learner_verification", ("learner", "device"))
@@ -67,7 +71,8 @@ def learner_table(c) -> str:
             + "GPU rows come from a machine lent for that stage alone and are named with it."
             + gpu_line + "\n\n"
             + md_table(["Learner", "Device", "Threads", "Verification", "Time per update [IQR]",
-                        "GFLOP/s (dense-equivalent)"], body) + "\n")
+                        "GFLOP/s (dense-equivalent)"], body)
+            + (STALE_NOTE if any("†" in row[0] for row in body) else "") + "\n")
 
 
 def round_costs(c) -> str:
@@ -110,7 +115,8 @@ def round_costs(c) -> str:
                 f"*generate* includes pushing the new weights to the generator, *learn* the U "
                 f"updates and fetching the weights. U is declared, not tuned.", "",
                 md_table(["Rung", "Learner", "Generate [IQR]", "Learn", "Store", "Round",
-                          "Generation share", "Round vs v1"], body), ""]
+                          "Generation share", "Round vs v1"], body)
+                + (STALE_NOTE if any(stale(r) for r in rows) else ""), ""]
         if base:
             b = base
             g = b["round_gen_s"]["median"]
