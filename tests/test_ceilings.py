@@ -1,7 +1,7 @@
 """The ceilings stage measures what "fraction of peak" is of: rows with positive values,
 and an FMA probe built for the widest vectors this machine has. (Whether the FMA peak
-bounds the library GEMM is a timing, so it is the ceilings stage's to show, not a unit
-test's: under a loaded test run the two are measured at different moments.)"""
+bounds the library GEMM is a timing: the report flags a run where it does not; a unit test
+under a loaded run would measure the two at different moments.)"""
 import json
 import os
 import subprocess
@@ -30,3 +30,15 @@ def test_ceilings_quick_rows(tmp_path):
         widest = 16 if "avx512f" in simd else 8 if "avx" in simd else 4
         assert fma[0]["lanes"] == widest, (fma[0]["lanes"], sorted(simd))
         assert f"{widest}-lane" in fma[0]["method"]
+
+
+def test_the_report_flags_an_fma_peak_below_the_gemm_it_bounds():
+    """The timing relation lives in the report, where the rows of one run meet: an FMA peak
+    under the library GEMM at the same threads is called out with both numbers."""
+    from report.sections.machine import fma_below_gemm
+    rows = [{"ceiling": "gemm_f32", "threads": 1, "value": 90.05}, {"ceiling": "fma_f32", "threads": 1, "value": 44.86},
+            {"ceiling": "gemm_f32", "threads": 2, "value": 120.0}, {"ceiling": "fma_f32", "threads": 2, "value": 183.0}]
+    text = "".join(fma_below_gemm(rows))
+    assert "1 thread(s): FMA 44.9 against GEMM 90 GFLOP/s" in text and "2 thread(s)" not in text
+    rows[1]["value"] = 95.0
+    assert fma_below_gemm(rows) == []

@@ -14,6 +14,7 @@ def render(ctx):
                   md_table(["Ceiling", "Threads", "Value", "How"],
                            [(r["ceiling"], r["threads"], f"{r['value']:.3g} {r['unit']}", r["method"])
                             for r in sorted(rows, key=lambda r: (r["ceiling"], r["threads"], r.get("working_set_bytes", 0)))]), ""]
+        parts += fma_below_gemm(rows)
     else:
         parts += ["No ceiling rows yet.", ""]
     parts += ["## Provenance", ""]
@@ -32,3 +33,19 @@ def render(ctx):
         for v, b in sorted(builds.items()):
             parts.append(f"- `{v}` build: {b}")
     return "\n".join(parts) + "\n"
+
+
+def fma_below_gemm(rows) -> list:
+    """The FMA peak bounds any float32 GEMM at the same threads; a probe that measured below
+    the library's GEMM was disturbed (a busy machine) or built narrow, and the fractions of
+    it in this report are too high. Said where it happens, with the numbers."""
+    val = {(r["ceiling"], r["threads"]): r["value"] for r in rows}
+    low = [(t, val[("fma_f32", t)], val[("gemm_f32", t)]) for (c, t) in sorted(val)
+           if c == "fma_f32" and ("gemm_f32", t) in val and val[("fma_f32", t)] < val[("gemm_f32", t)]]
+    if not low:
+        return []
+    said = "; ".join(f"{t} thread(s): FMA {f:.3g} against GEMM {g:.3g} GFLOP/s" for t, f, g in low)
+    return [f"**Check:** the FMA peak measured below the library GEMM it bounds ({said}): that "
+            f"probe was disturbed or built for narrower vectors than this machine has, so the "
+            f"fractions of the FMA peak in this report overstate; run `python -m harness ceilings` "
+            f"again on a quiet machine.", ""]
