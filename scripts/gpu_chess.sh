@@ -63,20 +63,28 @@ step verify --workload chess --version "$FAST" --version v1_python
 COST=(--max-rounds "$ROUNDS" --eval-every 0 --learning-starts 640 --eps-start 0.05 --eps-end 0.05
       --updates-per-round "$U" --lr "$LR" --seed 0)
 verified "$TRAIN_LEARNER" "$DEV" || exit 1
+# the sweep's cost rows are those appended after the count taken here (not an earlier run's)
+sweep_rows() { "$PY" - "$FAST" "$TRAIN_LEARNER" "$ROUNDS" "$@" <<'EOF'
+import sys
+from core import results
+fast, learner, rounds, start = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
+rows = [r for r in results.load("chess_train") if r["version"] == fast and r["learner"] == learner
+        and r["config"]["eval_every"] == 0 and r["config"]["max_rounds"] == rounds]
+if not start:                        # the count before the sweep
+    print(len(rows))
+    sys.exit(0)
+sweep = rows[int(start[0]):]
+if not sweep:
+    sys.exit("gpu_chess: the sweep wrote no cost row; the fast rung runs at 2 threads")
+print(min(sweep, key=lambda r: r["round_gen_s"]["median"])["config"]["workers"])
+EOF
+}
+BEFORE=$(sweep_rows) || BEFORE=0
 for w in $SWEEP; do
     step chess-train --version "$FAST" --workers "$w" --learner "$TRAIN_LEARNER" --device "$DEV" "${COST[@]}"
 done
-# the generator's threads with the least generation per round among those runs
-W=$("$PY" - "$FAST" "$TRAIN_LEARNER" "$ROUNDS" $SWEEP <<'EOF'
-import sys
-from core import results
-fast, learner, rounds, sweep = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
-rows = [r for r in results.load("chess_train") if r["version"] == fast and r["learner"] == learner
-        and r["config"]["eval_every"] == 0 and r["config"]["max_rounds"] == rounds][-len(sweep):]
-best = min(rows, key=lambda r: r["round_gen_s"]["median"])
-print(best["config"]["workers"])
-EOF
-) || W=2
+# the generator's threads with the least generation per round among this sweep's runs
+W=$(sweep_rows "$BEFORE") || W=2
 echo "gpu_chess: $FAST generates fastest at $W threads"
 for l in $GPU_LEARNERS; do
     verified "$l" "$DEV" || continue
