@@ -352,8 +352,9 @@ def headline(ctx) -> str:
            f"{cfg['envs']} games x T = {cfg['steps']} moves, then U = {cfg['updates_per_round']} "
            f"updates) takes {fmt_time(_round(base))} with `{base['version']}` x `{base['learner']}` "
            f"({100 * base['round_gen_s']['median'] / _round(base):.0f}% of it generating) and "
-           f"{fmt_time(_round(best))} with `{best['version']}` x `{best['learner']}`, "
-           f"{_round(base) / _round(best):.0f}x less.")
+           f"{fmt_time(_round(best))} with `{best['version']}` x `{best['learner']}`"
+           + (" (†: measured before its code last changed)" if stale(best) else "")
+           + f", {_round(base) / _round(best):.0f}x less.")
     from report.sections.chess_targets import headline_clause
     out += headline_clause(c)
     for runs in training_groups(c):
