@@ -40,8 +40,9 @@ _hash_memo: Optional[dict] = None
 
 @contextlib.contextmanager
 def hash_memo():
-    """Within it, source_hash remembers what it computed (the report hashes the same few
-    source lists for hundreds of rows; files do not change while it renders)."""
+    """Within it, source_hash remembers what it computed, and git's file listing (the report
+    hashes the same few source lists for hundreds of rows; files do not change while it
+    renders)."""
     global _hash_memo
     outer, _hash_memo = _hash_memo, ({} if _hash_memo is None else _hash_memo)
     try:
@@ -58,7 +59,13 @@ def source_hash(paths: Iterable[str], root_dir: Path = ROOT) -> str:
     if _hash_memo is not None and key in _hash_memo:
         return _hash_memo[key]
     h = hashlib.sha256()
-    listing = _git_files(root_dir)
+    if _hash_memo is None:
+        listing = _git_files(root_dir)
+    else:                                        # one `git ls-files` per checkout per render
+        lkey = ("git ls-files", str(root_dir))
+        if lkey not in _hash_memo:
+            _hash_memo[lkey] = _git_files(root_dir)
+        listing = _hash_memo[lkey]
     for rel in rels:
         p = root_dir / rel
         if listing is not None:

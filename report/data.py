@@ -104,6 +104,11 @@ def stale(row: dict) -> bool:
     return source_hash(row["sources"]) != row["source_hash"]
 
 
+def stale_mark(row: dict) -> str:
+    """What a sentence quoting `row` adds when the row is stale (its table carries † too)."""
+    return " (†: measured before its code last changed)" if stale(row) else ""
+
+
 def fma_peak(ctx, threads: int):
     """The measured float32 FMA peak (FLOP/s) at `threads` threads, or None."""
     for r in ctx.latest("ceilings", ("ceiling", "threads")):

@@ -351,7 +351,7 @@ def test_the_targets_line_judges_share_speedup_and_estimate_errors():
     # the best pair's cost row measured code that has changed since: the line says so
     costs[2].update(sources=["core/api.py"], source_hash="0" * 12)
     (text, _) = targets(costs, {"l1_torch_eager": 100, "l4c_native_chess": 200}, base, [])
-    assert "`l4c_native_chess` (its cost row †: measured before its code last changed), reaches" in text
+    assert "`l4c_native_chess` (†: measured before its code last changed), reaches" in text
 
 
 def test_a_missed_speedup_target_gives_the_floor_of_adamws_pass():

@@ -8,7 +8,7 @@ import statistics
 
 from core.rung import number_key
 from report.context import fmt_time, md_table
-from report.data import stale, version_key
+from report.data import stale, stale_mark, version_key
 from report.sections.chess_gpu import _long, gpu_headline, gpu_reading, gpu_rounds, gpu_training
 from report.sections.chess_gpu import per_round as _round
 from report.sections.chess_e2e_targets import adamw_floor, reference_name, targets
@@ -352,9 +352,8 @@ def headline(ctx) -> str:
            f"{cfg['envs']} games x T = {cfg['steps']} moves, then U = {cfg['updates_per_round']} "
            f"updates) takes {fmt_time(_round(base))} with `{base['version']}` x `{base['learner']}` "
            f"({100 * base['round_gen_s']['median'] / _round(base):.0f}% of it generating) and "
-           f"{fmt_time(_round(best))} with `{best['version']}` x `{best['learner']}`"
-           + (" (†: measured before its code last changed)" if stale(best) else "")
-           + f", {_round(base) / _round(best):.0f}x less.")
+           f"{fmt_time(_round(best))} with `{best['version']}` x `{best['learner']}`{stale_mark(best)}, "
+           f"{_round(base) / _round(best):.0f}x less.")
     from report.sections.chess_targets import headline_clause
     out += headline_clause(c)
     for runs in training_groups(c):

@@ -5,7 +5,7 @@ AdamW's pass that keeps it short. Used by chess_e2e's estimate (not a section of
 from __future__ import annotations
 
 from report.context import fmt_time
-from report.data import stale
+from report.data import stale_mark
 from report.sections.chess_gpu import per_round as _round
 
 
@@ -44,9 +44,7 @@ def targets(costs, rounds, base, medians, floor=None) -> list:
     ok = lambda c: "**met**" if c else "**not met**"
     text = (f"Targets on this machine: the practitioner's loop (`v1_python` x `{ref}`) spends {share:.0%} "
             f"of a round generating (>= 90%: {ok(share >= 0.9)}); the best pair, `{best['version']}` x "
-            f"`{best['learner']}`" + (" (its cost row †: measured before its code last changed)"
-                                      if stale(best) else "")
-            + f", reaches that agent {x:.1f}x sooner, estimated (>= 100x: {ok(x >= 100)}"
+            f"`{best['learner']}`{stale_mark(best)}, reaches that agent {x:.1f}x sooner, estimated (>= 100x: {ok(x >= 100)}"
             + (f"; it would need a round of {fmt_time(need)} or less, while its generation alone takes "
                f"{fmt_time(best['round_gen_s']['median'])} and its {best['config']['updates_per_round']} "
                f"updates {fmt_time(best['round_learn_s']['median'])}" if x < 100 else "") + ")")
