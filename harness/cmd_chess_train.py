@@ -52,9 +52,13 @@ def cmd_chess_train(args):
     from .progress import Progress
     cfg = config_from_args(ChessTrainConfig, args).check()
     check_threads(cfg.threads)
-    chess_rung(cfg.version), chess_learner(cfg.learner)          # refuse before any work
     if cfg.seed + args.seeds > 2 ** 64:
         raise StudyError("--seed + --seeds must stay below 2^64")
+    if args.search:
+        check_search(cfg)
+    # refuse before any work, and before the learner's imports (torch: a second or more)
+    chess_rung(cfg.version).check_workers(cfg.workers, cfg.envs)
+    chess_learner(cfg.learner)
     if args.search:
         return run_search(cfg, args)
     prog = Progress("chess-train")
@@ -81,14 +85,18 @@ def cmd_chess_train(args):
     return 1 if missed else 0
 
 
-def run_search(cfg, args) -> int:
-    """--search: Optuna over U and the learning rate (training/chess_search.py)."""
-    from training.chess_search import SEEDS, SPACE, search
-    from .progress import Progress
+def check_search(cfg) -> None:
     if not cfg.budget_s:
         raise StudyError("--search needs --budget-s (seconds of training per run, > 0)")
     if not cfg.eval_every:
         raise StudyError("--search needs --eval-every > 0 (its value is the score reached)")
+
+
+def run_search(cfg, args) -> int:
+    """--search: Optuna over U and the learning rate (training/chess_search.py)."""
+    from training.chess_search import SEEDS, SPACE, search
+    from .progress import Progress
+    check_search(cfg)
     prog = Progress("chess-search")
     space = {k: list(v) for k, v in SPACE.items()}
 

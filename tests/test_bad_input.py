@@ -497,7 +497,9 @@ def outcomes(tmp_path_factory):
     with ThreadPoolExecutor(max_workers=2) as ex:   # the real subprocesses, beside the forks
         real = {c[0]: ex.submit(_run_real, c, base, fixtures) for c in first.values()}
         _preload()
-        out = {c[0]: _run_forked(c, base, fixtures) for c in CASES}
+        with ThreadPoolExecutor(max_workers=2) as fx:   # two forks at a time
+            forked = {c[0]: fx.submit(_run_forked, c, base, fixtures) for c in CASES}
+        out = {k: f.result() for k, f in forked.items()}
         out.update({f"real:{k}": f.result() for k, f in real.items()})
     after = {d: _tree(d) for d in watched}
     out["_repo_changes"] = {str(d): sorted(set(after[d]) ^ set(before[d])) for d in watched
