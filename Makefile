@@ -7,8 +7,10 @@ VPY := $(VENV)/bin/python
 STAMP := $(VENV)/.setup-done
 QUICK ?=
 BENCH_FLAGS := $(if $(QUICK),--quick,)
-# make test: pytest-xdist workers (the tests marked serial run after them, alone)
+# make test: pytest-xdist workers (the tests marked serial run after them, alone, from the
+# files that say so; tests/conftest.py refuses a serial test elsewhere)
 JOBS ?= 2
+SERIAL_FILES = $(shell grep -l 'mark\.serial' tests/test_*.py)
 export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 export PYTHONDONTWRITEBYTECODE := 1
@@ -59,7 +61,7 @@ microbench: build
 
 test: build
 	$(VPY) -m pytest -q -n $(JOBS) -m "not serial" --durations=15 tests
-	$(VPY) -m pytest -q -m serial tests
+	$(VPY) -m pytest -q -m serial $(SERIAL_FILES)
 
 clean:
 	rm -rf $(VENV) .venv-puffer build _skbuild .pytest_cache versions/cartpole/v6_mpi/build versions/chess/v6_mpi/build

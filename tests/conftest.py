@@ -19,3 +19,33 @@ import signal  # noqa: E402
 # nothing. Catching it here gives every child the default disposition back on exec.
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
+
+import pytest  # noqa: E402
+
+# `make test` runs the tests marked serial alone, after the rest, collecting only the files
+# whose text says `mark.serial` (collecting every file costs seconds of imports, and a fork
+# from a process holding torch and JAX costs more). A serial test in any other file would
+# then run in neither phase: refuse to collect it.
+SERIAL_TEXT = "mark.serial"
+
+
+def serial_elsewhere(items) -> list:
+    """The node ids of tests marked serial in a file whose text does not say SERIAL_TEXT."""
+    said = {}
+    out = []
+    for item in items:
+        if item.get_closest_marker("serial"):
+            path = str(item.fspath)
+            if path not in said:
+                said[path] = SERIAL_TEXT in Path(path).read_text()
+            if not said[path]:
+                out.append(item.nodeid)
+    return out
+
+
+@pytest.hookimpl(tryfirst=True)          # before `-m` deselects anything
+def pytest_collection_modifyitems(config, items):
+    bad = serial_elsewhere(items)
+    if bad:
+        raise pytest.UsageError(f"{bad[0]} is marked serial, but its file does not say "
+                                f"'{SERIAL_TEXT}': `make test` would run it in neither phase")
