@@ -5,6 +5,7 @@ PY ?= python3
 VENV := .venv
 VPY := $(VENV)/bin/python
 STAMP := $(VENV)/.setup-done
+TOOLS := $(VENV)/.tools-done
 QUICK ?=
 BENCH_FLAGS := $(if $(QUICK),--quick,)
 # make test: pytest-xdist workers (the tests marked serial run after them, alone, from the
@@ -15,7 +16,7 @@ export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: setup build bench bench-gpu e2e verify report test microbench clean help
+.PHONY: setup native build bench bench-gpu e2e verify report test microbench clean help
 
 help:
 	@echo "make bench      set up, build, verify, measure, report (QUICK=1 for a short run)"
@@ -26,14 +27,23 @@ help:
 	@echo "make microbench pytest-benchmark micro-benchmarks (env step, policy forward)"
 	@echo "make clean      remove the virtualenv and build outputs (results/ are kept)"
 
-$(STAMP): requirements.txt requirements-peers.txt scripts/setup.sh
+# The C++ build's tools first (nanobind, mpicxx); the build then runs beside the rest of the
+# install: pip keeps one core busy, the compiler the other.
+$(TOOLS): requirements.txt scripts/setup.sh
+	VENV=$(VENV) PY=$(PY) bash scripts/setup.sh tools
+	@touch $(TOOLS)
+
+$(STAMP): $(TOOLS) requirements.txt requirements-peers.txt scripts/setup.sh
 	VENV=$(VENV) PY=$(PY) bash scripts/setup.sh
 	@touch $(STAMP)
 
 setup: $(STAMP)
 
-build: setup
+native: $(TOOLS)
 	bash scripts/build.sh
+
+build:
+	@$(MAKE) --no-print-directory -j2 setup native
 
 verify: build
 	$(VPY) -m harness verify
