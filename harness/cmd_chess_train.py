@@ -93,10 +93,10 @@ def check_search(cfg) -> None:
 
 
 def run_search(cfg, args) -> int:
-    """--search: Optuna over U and the learning rate (training/chess_search.py)."""
+    """--search: Optuna over U and the learning rate (training/chess_search.py); its settings
+    were checked by check_search before the learner's imports."""
     from training.chess_search import SEEDS, SPACE, search
     from .progress import Progress
-    check_search(cfg)
     prog = Progress("chess-search")
     space = {k: list(v) for k, v in SPACE.items()}
 

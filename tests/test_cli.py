@@ -130,3 +130,20 @@ def test_new_scaffolds_a_version_that_fails_verification():
         assert_clean_error(run("new", "Bad-Name"), "must look like")
     finally:
         shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["--workers", "2"], "--workers must be 1"),
+    (["--search"], "--search needs --budget-s"),
+    (["--search", "--budget-s", "5", "--eval-every", "0"], "--search needs --eval-every")])
+def test_chess_train_refuses_before_the_learners_imports(monkeypatch, capsys, argv, fragment):
+    """chess-train's own settings are refused before the learner is looked up (its torch
+    import alone takes a second or more)."""
+    import training.chess
+    from harness.__main__ import main
+
+    def looked_up(name):
+        raise AssertionError("the learner was looked up before the refusal")
+    monkeypatch.setattr(training.chess, "chess_learner", looked_up)
+    assert main(["chess-train", *argv]) == 2
+    assert fragment in capsys.readouterr().err
