@@ -66,6 +66,18 @@ def register(sub):
     p.add_argument("--quick", action="store_true", help="one seed, a short budget (indicative)")
     p.add_argument("--list", action="store_true", help="list the rungs and their settings")
     p.add_argument("--no-record", action="store_true", help="do not write results rows")
+    p.add_argument("--workload", choices=("cartpole", "chess"), default="cartpole",
+                   help="whose ladder: CartPole's (algorithms/) or chess's (algorithms/chess/; "
+                        "harness/cmd_chess_algorithms.py)")
+    p.add_argument("--cost-only", action="store_true",
+                   help="chess: verify and measure each recipe's cost per round, train no seed")
+    p.add_argument("--cost-pair", action="append", metavar="VERSION:LEARNER",
+                   help="chess: also measure this pair's cost per round at the run's first recipe "
+                        "(e.g. v1_python:l1_torch_eager, the practitioner's loop)")
+    p.add_argument("--workers", type=positive_int("--workers", 256),
+                   help="chess: the generator's threads (default: this machine's cores)")
+    p.add_argument("--train", action="append", metavar="NAME",
+                   help="chess: train only these recipes to 0.75 (the others verified and costed)")
     p.set_defaults(func=cmd_algorithms)
 
 
@@ -118,6 +130,11 @@ def learner_threads(name: str) -> int:
 
 def cmd_algorithms(args):
     from .progress import Progress
+    if args.workload == "chess":
+        from . import cmd_chess_algorithms
+        return cmd_chess_algorithms.cmd(args)
+    if args.cost_only or args.cost_pair or args.train or args.workers:
+        raise StudyError("--cost-only, --cost-pair, --train and --workers are chess's (--workload chess)")
     todo, seeds = plan(args)
     if args.list:
         for a, s, _ in todo:
