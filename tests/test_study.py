@@ -163,8 +163,10 @@ def test_two_commands_share_a_postgresql_study(tmp_path):
     bindir = _pg_bin()
     if bindir is None:
         pytest.skip("no PostgreSQL server binaries (/usr/lib/postgresql/*/bin/postgres)")
-    pytest.importorskip("psycopg2", reason="psycopg2 (requirements.txt) is not installed")
-    data, sock = tmp_path / "pg", tmp_path / "sock"
+    pytest.importorskip("psycopg", reason="psycopg (requirements.txt) is not installed")
+    import tempfile
+    top = Path(tempfile.mkdtemp(prefix="study-pg-"))  # pytest's folders are the test user's alone
+    data, sock = top / "pg", top / "sock"
     sock.mkdir()
     user = {}
     if os.geteuid() == 0:                        # postgres refuses to run as root
@@ -173,17 +175,17 @@ def test_two_commands_share_a_postgresql_study(tmp_path):
             pw = pwd.getpwnam("postgres")
         except KeyError:
             pytest.skip("running as root and no 'postgres' user to run the server as")
-        for p in (tmp_path, data.parent, sock):
+        for p in (top, sock):
             os.chown(p, pw.pw_uid, pw.pw_gid)
         user = {"user": pw.pw_uid, "group": pw.pw_gid}
-    run = lambda *a, **kw: subprocess.run([str(bindir / a[0]), *a[1:]], check=True, capture_output=True,
-                                          timeout=120, **user, **kw)
+    run = lambda *a: subprocess.run([str(bindir / a[0]), *a[1:]], check=True, capture_output=True,
+                                    timeout=120, cwd=top, **user)
     run("initdb", "-D", str(data), "-U", "study", "--auth=trust")
-    run("pg_ctl", "-D", str(data), "-w", "-l", str(tmp_path / "pg.log"), "-o",
+    run("pg_ctl", "-D", str(data), "-w", "-l", str(top / "pg.log"), "-o",
         f"-k {sock} -c listen_addresses='' -p 54329", "start")
     try:
         run("createdb", "-h", str(sock), "-p", "54329", "-U", "study", "search")
         _shared(f"postgresql://study@/search?host={sock}&port=54329", tmp_path)
     finally:
         run("pg_ctl", "-D", str(data), "-m", "immediate", "stop")
-        shutil.rmtree(data, ignore_errors=True)
+        shutil.rmtree(top, ignore_errors=True)

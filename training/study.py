@@ -138,7 +138,8 @@ def storage(url: str, heartbeat_s: int = HEARTBEAT_S, on_stale=None):
             return optuna.storages.RDBStorage(url, engine_kwargs=kw, heartbeat_interval=heartbeat_s,
                                               grace_period=4 * heartbeat_s, failed_trial_callback=on_stale)
         except Exception as e:               # a driver missing, a host or file not reachable
-            if "already exists" in str(e) and attempt < 7:
+            if attempt < 7 and ("already exists" in str(e) or "UNIQUE constraint" in str(e)
+                                or "duplicate key" in str(e)):
                 time.sleep(0.5)              # another command is creating the tables
                 continue
             why = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
@@ -216,13 +217,15 @@ def _gone(owner: Optional[str]) -> bool:
 
 
 def _counts(trials) -> dict:
-    """How the study's trials stand: counted (complete, pruned, failed), retired (failed and
-    run again, or never run), active (running, waiting)."""
+    """How the study's trials stand: counted (complete, pruned, failed), retired (stopped and
+    enqueued again), surplus (asked beyond the count by a command sharing the study: never
+    run), active (running, waiting)."""
     from optuna.trial import TrialState as S
-    c = {"complete": 0, "pruned": 0, "failed": 0, "retired": 0, "running": 0, "waiting": 0}
+    c = {"complete": 0, "pruned": 0, "failed": 0, "retired": 0, "surplus": 0, "running": 0, "waiting": 0}
     for t in trials:
         if t.state == S.FAIL:
-            c["failed" if "failure" in t.user_attrs else "retired"] += 1
+            c["failed" if "failure" in t.user_attrs else "surplus" if "surplus" in t.user_attrs
+              else "retired"] += 1
         else:
             c[{S.COMPLETE: "complete", S.PRUNED: "pruned", S.RUNNING: "running",
                S.WAITING: "waiting"}[t.state]] += 1

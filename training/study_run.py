@@ -34,8 +34,9 @@ class Interrupted(Exception):
 
 
 class Reseeded(optuna.samplers.BaseSampler):
-    """TPE whose random state, for each trial, is fixed by the seed and the number of
-    finished (complete or pruned) trials: the same history asks for the same settings."""
+    """TPE whose random state, for each trial, is fixed by the seed, the number of finished
+    (complete or pruned) trials and the number of trials running before it: the same history
+    asks for the same settings, and trials started side by side do not ask for the same."""
 
     def __init__(self, seed: int):
         self.seed, self.inner, self.lock = seed, {}, threading.Lock()
@@ -43,8 +44,11 @@ class Reseeded(optuna.samplers.BaseSampler):
     def _get(self, study, trial):
         with self.lock:
             if trial._trial_id not in self.inner:
-                n = len(study._get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.PRUNED)))
-                self.inner[trial._trial_id] = optuna.samplers.TPESampler(seed=(self.seed * 1_000_003 + n) % 2 ** 32)
+                ts = study._get_trials(deepcopy=False)
+                n = sum(t.state in (TrialState.COMPLETE, TrialState.PRUNED) for t in ts)
+                k = sum(t.state == TrialState.RUNNING and t.number < trial.number for t in ts)
+                seed = (self.seed * 1_000_003 + n * 1009 + k) % 2 ** 32
+                self.inner[trial._trial_id] = optuna.samplers.TPESampler(seed=seed)
             return self.inner[trial._trial_id]
 
     def before_trial(self, study, trial):
