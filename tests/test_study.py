@@ -189,3 +189,26 @@ def test_two_commands_share_a_postgresql_study(tmp_path):
     finally:
         run("pg_ctl", "-D", str(data), "-m", "immediate", "stop")
         shutil.rmtree(top, ignore_errors=True)
+
+
+def test_the_report_says_where_a_search_was_stored_and_how_its_trials_ended():
+    from report.searches import chosen, how, newest
+    st = {"storage": "sqlite:///results/m/studies/chess.db", "name": "chess-abc", "jobs": 2}
+    old = [{"run_id": "r0", "trial": 0, "state": "complete", "selected": True}]
+    rows = old + [{"run_id": r, "trial": t, "state": s, "study": st, "beside": b}
+                  for r, t, s, b in (("r1", 0, "complete", 0), ("r1", 1, "interrupted", 1),
+                                     ("r2", 2, "complete", 1), ("r2", 3, "failed", 0), ("r2", 4, "pruned", 0))]
+    trials, sel = newest(rows)
+    assert [r["trial"] for r in trials] == [0, 1, 2, 3, 4] and sel is None
+    text = how(trials, sel, "-")
+    assert "`chess-abc` is stored in `sqlite:///results/m/studies/chess.db`" in text
+    assert "over 2 runs (resumed): 2 complete, 1 pruned, 1 failed, 1 stopped" in text
+    assert "unfinished" in text and "side by side (up to 2 at once" in text
+    done = rows + [{"run_id": "r3", "trial": 2, "selection": True, "selected": True, "study": st}]
+    trials, sel = newest(done)
+    assert chosen(trials, sel)["trial"] == 2 and "unfinished" not in how(trials, sel, "-")
+    trials, sel = newest(old)
+    assert chosen(trials, sel) is old[0]
+    assert how(trials, sel, "two at a time") == ("Its study was held in memory (before the searches had "
+                                                 "a storage), in one run: 1 complete, 0 pruned, 0 failed; "
+                                                 "two at a time.")
