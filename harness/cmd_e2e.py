@@ -232,7 +232,8 @@ def run(quick: bool, progress, seeds=SEEDS, budget=None, trials=None, peers=True
         peer_names=None, crit: dict = SOLVED, opts=None, objective: str = "wall") -> int:
     from training.config import TrainConfig
     from training.select import SPACE, cartpole_search, select
-    from training.study import Options, open_study
+    from training.study import Options
+    from training.study_run import open_study
     note = progress.note
     inp = inputs(note, quick)
     gens, fastest, best, ref = inp["gens"], inp["fastest"], inp["best"], inp["reference"]

@@ -154,38 +154,6 @@ def _differs(stored: dict, mine: dict) -> Optional[str]:
     return None
 
 
-def open_study(search: Search, opts: Options, on_stale=None):
-    """(study, url, name): the study this command runs, created or joined; StudyError (the
-    study untouched) when a stored one is another search's."""
-    import optuna
-    from .study_run import Reseeded
-    optuna.logging.set_verbosity(optuna.logging.ERROR)
-    url = opts.storage or default_url(search.kind, opts.quick)
-    if opts.storage is None:
-        Path(url[len("sqlite:///"):]).parent.mkdir(parents=True, exist_ok=True)
-    st = storage(url, opts.heartbeat_s, on_stale)
-    name = opts.study_name or search.default_name()
-    mine = search.attrs()
-    try:
-        sid = st.get_study_id_from_name(name)
-    except KeyError:
-        sid = None
-    if sid is not None:
-        stored = st.get_study_user_attrs(sid).get("search")
-        if stored is not None and stored != mine:
-            raise StudyError(f"--study-name {name}: the stored study is another search ("
-                             f"{_differs(stored, mine)}); choose another name")
-    study = optuna.create_study(storage=st, study_name=name, direction=search.direction,
-                                sampler=Reseeded(search.sampler_seed),
-                                pruner=optuna.pruners.MedianPruner(n_startup_trials=4, n_warmup_steps=0),
-                                load_if_exists=True)
-    if study.direction.name.lower() != search.direction:
-        raise StudyError(f"--study-name {name}: the stored study is to {study.direction.name.lower()}")
-    if sid is None or "search" not in study.user_attrs:
-        study.set_user_attr("search", mine)
-    return study, url, name
-
-
 def suggest(trial, space: dict) -> dict:
     """One trial's settings: a tuple is a categorical choice, ("log", lo, hi) a log-uniform float."""
     out = {}

@@ -16,13 +16,15 @@ import socket
 import statistics
 import threading
 import time
+from pathlib import Path
 
 import optuna
 from optuna.trial import TrialState
 
 from core.errors import StudyError
 
-from .study import OWNER, Options, Search, _counts, _gone, best_trial, open_study, shown, suggest
+from .study import (OWNER, Options, Search, _counts, _differs, _gone, best_trial, default_url, shown,
+                    storage, suggest)
 
 
 class RunFailed(Exception):
@@ -68,6 +70,36 @@ class Reseeded(optuna.samplers.BaseSampler):
         with self.lock:
             self.inner.pop(trial._trial_id, None)
         inner.after_trial(study, trial, state, values)
+
+
+def open_study(search: Search, opts: Options, on_stale=None):
+    """(study, url, name): the study this command runs, created or joined; StudyError (the
+    study untouched) when a stored one is another search's."""
+    optuna.logging.set_verbosity(optuna.logging.ERROR)
+    url = opts.storage or default_url(search.kind, opts.quick)
+    if opts.storage is None:
+        Path(url[len("sqlite:///"):]).parent.mkdir(parents=True, exist_ok=True)
+    st = storage(url, opts.heartbeat_s, on_stale)
+    name = opts.study_name or search.default_name()
+    mine = search.attrs()
+    try:
+        sid = st.get_study_id_from_name(name)
+    except KeyError:
+        sid = None
+    if sid is not None:
+        stored = st.get_study_user_attrs(sid).get("search")
+        if stored is not None and stored != mine:
+            raise StudyError(f"--study-name {name}: the stored study is another search ("
+                             f"{_differs(stored, mine)}); choose another name")
+    study = optuna.create_study(storage=st, study_name=name, direction=search.direction,
+                                sampler=Reseeded(search.sampler_seed),
+                                pruner=optuna.pruners.MedianPruner(n_startup_trials=4, n_warmup_steps=0),
+                                load_if_exists=True)
+    if study.direction.name.lower() != search.direction:
+        raise StudyError(f"--study-name {name}: the stored study is to {study.direction.name.lower()}")
+    if sid is None or "search" not in study.user_attrs:
+        study.set_user_attr("search", mine)
+    return study, url, name
 
 
 def _child_start(parent: int) -> None:
