@@ -4,7 +4,9 @@
    learner's update time (learner rows), the per-round store and weight-push costs
    (measured here). The fastest rung and the fastest verified learner are picked from them.
 2. Selection: U, the learning rate and the batch size chosen by Optuna (training/select.py)
-   on seeds 0 and 1, which the comparison never uses.
+   on seeds 0 and 1, which the comparison never uses; one trial at a time (its objective is
+   the wall-clock; `--objective flops --jobs K` for K at once), on a storage that resumes an
+   interrupted selection (training/study.py; --storage, --study-name).
 3. The comparison, one run at a time on seeds 100-104: rungs x learners of this project
    (default settings; the selected settings for the fastest pair), both modes for two of
    them (alternating and overlapped, for the estimate's check), and the peers' own

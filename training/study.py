@@ -8,7 +8,8 @@ the `--storage URL` given (PostgreSQL, MySQL: one study shared by several machin
 study is named by the search (`<kind>-<hash of the above>`) unless `--study-name` names one.
 What the search is, is stored with the study (its user attributes) and checked when a
 command joins it: a different space, direction, objective or base is refused before any
-training starts, and the study is left as it was.
+training starts, and the study is left as it was. The trial loop, and opening a study:
+training/study_run.py.
 
 A trial trains on the search's seeds one after another, each run in a child process of its
 worker (`Slot`) with a deadline; its row is written when it ends (`on_trial`), so an
