@@ -398,7 +398,9 @@ def test_a_search_from_a5_records_its_base_and_space(tmp_path):
                        text=True, timeout=600)
     assert p.returncode == 1 and "no trial solved both seeds" in p.stdout, p.stderr[-2000:]
     (path,) = tmp_path.glob("*/algorithm_trials.jsonl")
-    (row,) = [json.loads(x) for x in path.read_text().splitlines()]
+    row, last = [json.loads(x) for x in path.read_text().splitlines()]    # the trial, the selection
+    assert last["selection"] and not last["selected"] and last["counts"]["counted"] == 1
+    assert row["study"] == last["study"] and row["study"]["storage"].endswith("studies/algorithms-a5_searched.db")
     assert row["base"] == "a5_searched" and row["space"] == json.loads(json.dumps(SEARCH_SPACES["a5_searched"]))
     space = SEARCH_SPACES["a5_searched"]
     assert all(row["params"][k] in v for k, v in space.items() if v[0] != "log")

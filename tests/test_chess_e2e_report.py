@@ -132,28 +132,25 @@ def test_a_training_budget_stops_the_run_and_scores_it():
     assert [p["round"] for p in r["curve"]] == [r["rounds"]]      # scored at the stop
 
 
-def test_the_search_maximises_the_mean_best_score_and_keeps_every_trial(monkeypatch):
+def test_the_search_maximises_the_mean_best_score_of_its_runs():
+    """The chess search's pieces (the loop itself: tests/test_study.py): a trial's runs are
+    chess training runs in a child process, each counting its best score (none: 0)."""
     from training import chess_search
     from training.chess import ChessTrainConfig
-
-    def fake_train(cfg, progress=None):
-        if cfg.updates_per_round == 4:
-            raise RuntimeError("a failed run")
-        score = 0.5 + cfg.updates_per_round / 1000 + (cfg.seed == 1) * 0.01
-        return {"best_score": score, "rounds": 7, "train_s": 1.0}
-    monkeypatch.setattr(chess_search, "train", fake_train)
-    seen = []
-    space = {"updates_per_round": (4, 16, 64), "lr": ("log", 1e-4, 2e-4)}
-    best, trials = chess_search.search(ChessTrainConfig(budget_s=1.0), 12, space=space, on_trial=seen.append)
-    assert best["updates_per_round"] == 64
-    assert seen == trials and len(trials) == 12
-    assert {t["state"] for t in trials} <= {"complete", "failed", "pruned"}
-    fails = [t for t in trials if t["params"]["updates_per_round"] == 4]
-    assert fails and all(t["state"] == "failed" and "a failed run" in t["error"] for t in fails)
-    done = [t for t in trials if t["state"] == "complete"]
-    assert all(t["value"] == pytest.approx(sum(t["best_scores"]) / 2) for t in done)
+    s = chess_search.chess_search(ChessTrainConfig(budget_s=1.0))
+    assert (s.direction, s.objective, s.contended, s.seeds) == ("maximize", "wall", True, (0, 1))
+    fn, arg = s.run({"updates_per_round": 64, "lr": 1e-4}, 1)
+    assert fn is chess_search.train_row and (arg["seed"], arg["updates_per_round"]) == (1, 64)
+    runs = [{"best_score": 0.6, "rounds": 7, "train_s": 1.0}, {"best_score": None, "rounds": 3, "train_s": 1.0}]
+    assert [s.value_of(r) for r in runs] == [0.6, 0.0]
+    assert s.describe({}, runs) == {"seeds": [0, 1], "best_scores": [0.6, None], "rounds": [7, 3],
+                                    "train_s": [1.0, 1.0]}
+    r = chess_search.chess_search(ChessTrainConfig(budget_s=0.0, max_rounds=50), objective="rounds")
+    assert not r.contended and r.attrs() != s.attrs() and r.default_name() != s.default_name()
     with pytest.raises(ValueError, match="budget"):
-        chess_search.search(ChessTrainConfig(), 1)
+        chess_search.chess_search(ChessTrainConfig())
+    with pytest.raises(ValueError, match="no budget_s"):
+        chess_search.chess_search(ChessTrainConfig(budget_s=1.0), objective="rounds")
 
 
 def test_chess_rows_never_enter_cartpoles_e2e_inputs(tmp_path, monkeypatch):

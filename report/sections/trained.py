@@ -313,31 +313,40 @@ def how_peers(g) -> List[str]:
 
 
 def selection(ctx) -> List[str]:
+    from report.searches import chosen, how, newest
     rows = [r for r in ctx.rows("trials")]
     if not rows:
         return []
-    run = rows[-1]["run_id"]
-    rows = sorted((r for r in rows if r["run_id"] == run), key=lambda r: r["trial"])
-    sel = next((r for r in rows if r.get("selected")), None)
+    rows, last = newest(rows)
+    if not rows:
+        return []
+    rows = sorted(rows, key=lambda r: r["trial"])
+    sel = chosen(rows, last)
+    flops = rows[0].get("objective") == "flops"
+    value = ("the mean learner FLOPs to solve; an unsolved run counts as twice the FLOPs it spent"
+             if flops else f"the mean wall-clock to solve; an unsolved run counts as twice its "
+                           f"{rows[0]['budget_s']:g} s budget")
     out = [f"### Choosing U, the learning rate and the batch size", "",
            f"Optuna's TPE sampler with median pruning, {len(rows)} trials on "
-           f"`{rows[0]['version']} x {rows[0]['learner']}`, two trials at a time, each trial "
+           f"`{rows[0]['version']} x {rows[0]['learner']}`, each trial "
            f"training on seeds {', '.join(str(s) for s in rows[0].get('seeds') or [])} one after the "
            f"other (a trial is pruned when its running mean after a seed is worse than the median "
-           f"of earlier trials at that seed). A trial's value is the mean wall-clock to solve; an "
-           f"unsolved run counts as twice its {rows[0]['budget_s']:g} s budget. Trials shared the two "
-           f"cores, so their times are for ranking only.", ""]
+           f"of earlier trials at that seed). A trial's value is {value}. "
+           + how(rows, last, "two trials at a time on the two cores, so their times are for ranking only"),
+           ""]
     table = []
     for r in rows:
         p = r.get("params") or {}
+        v = r.get("value")
         table.append((r["trial"], p.get("updates_per_round", "-"), p.get("batch_size", "-"),
                       f"{p['lr']:.2e}" if "lr" in p else "-", r["state"],
-                      f"{r['value']:.1f} s" if r.get("value") is not None else "-",
+                      ("-" if v is None else f"{v:.3g} FLOPs" if flops else f"{v:.1f} s"),
                       "/".join("y" if s else "n" for s in r.get("solved") or []),
-                      "**selected**" if r.get("selected") else ""))
+                      "**selected**" if r is sel else ""))
     out += [md_table(["Trial", "U", "Batch", "Learning rate", "State", "Value", "Solved", ""], table), ""]
     if sel is None:
-        out.append("No trial solved every seed: the defaults were kept.")
+        out.append("No trial solved every seed: the defaults were kept." if last is not None or not
+                   rows[-1].get("study") else "The search has not ended: no trial is selected yet.")
     return out
 
 
