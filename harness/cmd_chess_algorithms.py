@@ -97,10 +97,13 @@ def _verify(learner: str, cfg, note) -> dict:
     ver = ChessLearnerVerifier(ref, progress=note, settings={k: getattr(lc, k) for k in keep})
     outs = ver.verify(discover.runnable_learner(learner), device="cpu")
     bad = [o for o in outs if not o.ok]
+    lines = [f"{'ok' if o.ok else 'FAIL'} {o.check} ({o.case}): {o.detail}" for o in outs]
     if bad:
-        return {"status": "failed", "detail": f"{bad[0].check} ({bad[0].case}): {bad[0].detail}"}
+        return {"status": "failed", "detail": f"{bad[0].check} ({bad[0].case}): {bad[0].detail}",
+                "checks": lines}
     return {"status": "passed", "detail": f"{len(outs)} chess checks against {ref.name} at hidden "
-                                          f"{lc.hidden}, batch {lc.batch_size}, gamma {lc.gamma:.6g}, lr {lc.lr:g}"}
+                                          f"{lc.hidden}, batch {lc.batch_size}, gamma {lc.gamma:.6g}, lr {lc.lr:g}",
+            "checks": lines}
 
 
 def _load() -> float:

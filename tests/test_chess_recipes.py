@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import subprocess
 import sys
 
@@ -130,7 +131,7 @@ def test_the_chess_checks_at_a_recipes_update_pass_l4c_and_fail_a_wrong_step():
 
 
 def test_the_ladder_command_verifies_costs_and_trains_one_seed(tmp_path):
-    env = {"STUDY_RESULTS_DIR": str(tmp_path), "PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1"}
+    env = dict(os.environ, STUDY_RESULTS_DIR=str(tmp_path), OMP_NUM_THREADS="1")
     cmd = [sys.executable, "-m", "harness", "algorithms", "--workload", "chess", "--algorithm",
            "a6_narrower", "--set", "envs=16", "--set", "batch_size=128", "--quick", "--budget", "2",
            "--threads", "1"]
@@ -153,7 +154,7 @@ def test_the_sweep_driver_runs_recipes_side_by_side(tmp_path):
             "recipes": {"x": {}, "y": {"gamma": 0.9, "n_step": 2}}, "seeds": [0]}
     f = tmp_path / "sweep.json"
     f.write_text(json.dumps(spec))
-    env = {"STUDY_RESULTS_DIR": str(tmp_path / "res"), "PATH": "/usr/bin:/bin"}
+    env = dict(os.environ, STUDY_RESULTS_DIR=str(tmp_path / "res"))
     r = subprocess.run([sys.executable, "-m", "training.chess_sweep", str(f), "--jobs", "2",
                         "--wall-s", "60"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]

@@ -168,3 +168,39 @@ def knobs(c) -> str:
 def render(ctx):
     c = ctx.for_workload(WORKLOAD)
     return "\n".join(x for x in (knobs(c), ladder(c)) if x)
+
+
+def headline(ctx) -> str:
+    """The README's sentence: the best chess recipe's time to 0.75, against a1 and against
+    the practitioner's loop (estimates of one cost run)."""
+    from training import chess_algorithm as calg
+    c = ctx.for_workload(WORKLOAD)
+    runs = ladder_runs(c)
+    crun, costs = cost_run(c)
+    names = [a.name for a in calg.algorithms() if a.name in runs]
+    done = [(n, _stats(runs[n])) for n in names if _stats(runs[n])["time_to_criterion_s"]]
+    if not done:
+        return ""
+    name, s = min(done, key=lambda x: x[1]["time_to_criterion_s"][1])
+    r0, q = runs[name][0], s["time_to_criterion_s"]
+    out = (f"**Chess in seconds** (`algorithms/chess/`, {c.machine_line}): with `{r0['version']}` x "
+           f"`{r0['learner']}`, the recipe `{name}` reaches a score of 0.75 against the random mover in a "
+           f"median {_s(q[1])} of training (IQR {_s(q[0])}-{_s(q[2])}, {s['reached']}/{s['n']} unseen seeds, "
+           f"{s['rounds_to_criterion'][1]:,.0f} rounds)")
+    first = names[0]
+    s1 = _stats(runs[first])
+    mine = costs.get((name, r0["version"], r0["learner"]))
+    prac = costs.get((first,) + PRACTITIONER)
+    if s1["rounds_to_criterion"] and mine:
+        est = s["rounds_to_criterion"][1] * mine["round_s"]
+        a1 = costs.get((first, r0["version"], r0["learner"]))
+        parts = []
+        if a1:
+            parts.append(f"{s1['rounds_to_criterion'][1] * a1['round_s'] / est:,.0f}x sooner than "
+                         f"`{first}` on the same pair")
+        if prac:
+            parts.append(f"{s1['rounds_to_criterion'][1] * prac['round_s'] / est:,.0f}x sooner than the "
+                         f"practitioner's loop (`{PRACTITIONER[0]}` x `{PRACTITIONER[1]}` x `{first}`)")
+        if parts:
+            out += "; " + " and ".join(parts) + f" (rounds x cost a round, every cost from run {crun})"
+    return out + "."

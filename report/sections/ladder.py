@@ -172,6 +172,8 @@ def headline_markdown(ctx):
         extra.append(chess_e2e.headline(ctx))
     except Exception:
         pass
+    from report.sections import chess_algorithms
+    extra.append(chess_algorithms.headline(ctx))
     dates = sorted(r["time"][:10] for r in list(rnd.values()) + list(egr.values()))
     text += (f"\n\nMeasured on {ctx.machine_line} ({ctx.machine}), {dates[0]}"
              + (f" to {dates[-1]}" if dates[-1] != dates[0] else "")
