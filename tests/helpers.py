@@ -76,3 +76,39 @@ def published():
             out.append((name, fen, [int(c) for c in counts]))
     return out
 
+
+# ---- reading a rendered report as numbers and structure, not wording ---------------------
+
+NUMBER = r"(?:(?<![\w.])-)?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
+
+
+def numbers(text: str) -> list:
+    """Every number in text, in order, as floats: "20,480" is 20480, "4 s-6 s" is 4 and 6
+    (a minus sign only where no word or number precedes it), "l4b" holds a 4."""
+    import re
+    return [float(m.replace(",", "")) for m in re.findall(NUMBER, text)]
+
+
+def md_tables(text: str) -> list:
+    """Every Markdown table in text: a list of rows, each {header: cell}."""
+    out, lines = [], text.splitlines()
+    for i in range(len(lines) - 1):
+        if lines[i].startswith("|") and set(lines[i + 1].replace("|", "").strip()) <= set("-: ") \
+                and lines[i + 1].startswith("|") and (i == 0 or not lines[i - 1].startswith("|")):
+            head = [c.strip() for c in lines[i].strip("|").split("|")]
+            head = [h if h not in head[:k] else f"{h} ({head[:k].count(h) + 1})"
+                    for k, h in enumerate(head)]          # a repeated header: "x (2)"
+            rows = []
+            for line in lines[i + 2:]:
+                if not line.startswith("|"):
+                    break
+                rows.append(dict(zip(head, (c.strip() for c in line.strip("|").split("|")))))
+            out.append(rows)
+    return out
+
+
+def md_table(text: str, header: str) -> list:
+    """The one table in text with a column named `header`."""
+    found = [t for t in md_tables(text) if t and header in t[0]]
+    assert len(found) == 1, f"{len(found)} tables with a column {header!r}"
+    return found[0]
