@@ -172,3 +172,22 @@ def test_the_size_guard_walks_every_folder(tmp_path):
         (tmp_path / rel).write_text("x\n")
     found = sorted(str(f.relative_to(tmp_path)) for f in source_files(tmp_path))
     assert found == ["Makefile", "algorithms/a9/recipe.py", "new_room/deep/k.hpp", "tests/test_x.py"]
+
+
+@pytest.mark.parametrize("folder,finder,names", [
+    ("harness", "harness/bench.py", [("BENCH_STAGE", 'hasattr(mod, "BENCH_STAGE")'),
+                                     ("BENCH_WORKLOAD", 'getattr(mod, "BENCH_WORKLOAD"'),
+                                     ("bench_stage", 'hasattr(mod, "bench_stage")'),
+                                     ("stage_errors", '"stage_errors"')]),
+    ("report", "report/render.py", [("ORDER", 'hasattr(mod, "ORDER")'),
+                                    ("render", 'hasattr(mod, "render")'),
+                                    ("sections()", "def sections()")])])
+def test_a_folder_readme_names_what_exists(folder, finder, names):
+    """harness/README.md and report/README.md say where a stage or a section goes: every
+    module they name exists, and the names of the mechanism are the ones the code reads."""
+    import re
+    text = (ROOT / folder / "README.md").read_text()
+    named = set(re.findall(r"`([\w/]+\.py)`", text))
+    assert named and not [n for n in named if not (ROOT / n).exists() and not list((ROOT / folder).rglob(n))]
+    code = (ROOT / finder).read_text()
+    assert not [(word, snippet) for word, snippet in names if word not in text or snippet not in code]
