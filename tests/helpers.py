@@ -79,13 +79,15 @@ def published():
 
 # ---- reading a rendered report as numbers and structure, not wording ---------------------
 
-NUMBER = r"(?:(?<![\w.])-)?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
+NUMBER = r"(?<![\w.])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
 
 
 def numbers(text: str) -> list:
-    """Every number in text, in order, as floats: "20,480" is 20480, "4 s-6 s" is 4 and 6
-    (a minus sign only where no word or number precedes it), "l4b" holds a 4."""
+    """Every number the text states, in order, as floats: "20,480" is 20480, "4 s-6 s" is 4
+    and 6, "-12%" is -12; digits inside a word ("float32", "CartPole-v1") and names in code
+    spans (`v5c_blocked_sparse`) are not numbers."""
     import re
+    text = re.sub(r"`[^`]*`", " ", text)
     return [float(m.replace(",", "")) for m in re.findall(NUMBER, text)]
 
 
