@@ -217,20 +217,26 @@ def test_the_chess_targets_are_stated_from_the_rows(tmp_path):
                                  "nodes": 100, "correct": ok, "nodes_per_s": nps, "median_s": 1.0},
                        directory=d)
     text = chess_targets.render(Context(results_dir=d, report_dir=tmp_path / "rep"))
-    # 1.5 M / 2 k = 750x: not met, needs 2 M (1.33x the best rung's)
-    assert "random policy at N = 4,096: **not met**, `v5_x` 1.5 M transitions/s against v1's 2 k: 750x" in text
-    assert "Meeting it needs 2 M transitions/s with this v1 rate, 1.33x the best rung's." in text
-    assert "egreedy policy at N = 4,096: **met**" in text and "200x" in text
-    assert "the fastest peer, random, N = 20: **met**, `v5_x` against fast_peer (its plies / 2): 40.0x" in text
+    # each target's line by the names in it, and its numbers from the rows above
+    lines = [x for x in text.splitlines() if x.startswith("- ")]
+    rung = {p: next(x for x in lines if f" {p} " in x and "_peer" not in x) for p in ("random", "egreedy")}
+    peer = {n: next(x for x in lines if n in x) for n in ("fast_peer", "net_peer")}
+    # 1.5 M / 2 k = 750x, short of 1,000x: it needs 1,000 x 2 k = 2 M, 1.33x the best rung's
+    assert numbers(rung["random"]) == [1000, 4096, 1.5e6 / 1e6, 2000 / 1e3, 1.5e6 / 2000,
+                                       1000 * 2000 / 1e6, round(1000 * 2000 / 1.5e6, 2)]
+    assert numbers(rung["egreedy"]) == [100, 4096, 2e5 / 1e3, 1000 / 1e3, 2e5 / 1000]
+    # against a peer's plies / 2 (two players' moves make one transition each side)
+    assert numbers(peer["fast_peer"]) == [10, 20, 2, 2e6 / (1e5 / 2)]
     # an egreedy peer is held against the best egreedy rung (2e5 / 2.5e4 = 8x), not the random one
-    assert "the fastest peer, egreedy, N = 4,096: **not met**, `v5_x` against net_peer (its plies / 2): 8.0x" in text
+    assert numbers(peer["net_peer"]) == [10, 4096, 2, 2e5 / (5e4 / 2)]
+    assert ["**not met**" in x for x in (rung["random"], rung["egreedy"], peer["fast_peer"],
+                                          peer["net_peer"])] == [True, False, False, True]
     assert "no peer ran a network" not in text
     clause = chess_targets.headline_clause(Context(results_dir=d, report_dir=tmp_path / "rep").for_workload("chess"))
-    assert "with random moves `v5_x` makes 750x v1's transitions per second" in clause
-    assert "with the epsilon-greedy actor `v5_x` makes 200x v1's" in clause and "and 8x net_peer's" in clause
+    assert numbers(clause) == [4096, 1.5e6 / 2000, 2e5 / 1000, 2e5 / (5e4 / 2)] and "net_peer" in clause
     assert "fast_peer" not in clause                  # its rows are at N = 20, not 4,096
-    assert "`v4_cpp`'s perft >= 100 M nodes/s on one core, every count exact: **not met**" in text
-    assert "kiwipete depth 4: 90 M nodes/s" in text
+    perft = next(x for x in lines if "`v4_cpp`" in x)         # 100 M nodes/s; kiwipete's 90 M
+    assert numbers(perft) == [100, 4, 9e7 / 1e6] and "**not met**" in perft and "kiwipete" in perft
 
 
 def test_the_generation_share_figure_reads_both_workloads(tmp_path):
