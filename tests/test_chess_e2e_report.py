@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from core import results
-from tests.helpers import numbers
+from tests.helpers import md_table, numbers
 
 
 def _spread(x):
@@ -65,13 +65,20 @@ def test_pairs_their_learners_rounds_and_the_estimate(tmp_path):
     assert text.index("`v5c_blocked_sparse` | `l1_torch_eager`") < text.index("`v1_python` | `l2_torch_compile`")
     text = chess_e2e.training(ctx)
     assert "| 7 |" not in text and text.count("`v5c_blocked_sparse` x `l2_torch_compile` | 10") == 2
-    # L1's runs cross 0.62 at rounds 100, 150, 150 (median 150); L2's at 50, 100 (median 75)
-    assert "150 rounds with `l1_torch_eager`, 75 rounds with `l2_torch_compile`" in text
-    assert "| `v1_python` x `l1_torch_eager` | 150 | 800 ms | 120 s | 1.0x |" in text
-    # 75 rounds x 46 ms = 3.45 s against 150 x 800 ms = 120 s: 34.8x
-    assert "| `v5c_blocked_sparse` x `l2_torch_compile` | 75 | 46 ms | 3.45 s | 34.8x |" in text
-    # the check: 100 rounds x 0.406 s = 40.6 s against the run's 10 s at that scoring
-    assert "`v5c_blocked_sparse` x `l1_torch_eager` (lr 0.0001): +306%" in text
+    # L1's runs cross 0.62 at rounds 100, 150, 150 (median 150); L2's at 50, 100 (median 75); an
+    # estimate: those rounds x the pair's round in its cost run (generate + learn), against v1 x L1's
+    rounds = {"l1_torch_eager": 150, "l2_torch_compile": 75}
+    paragraphs = [numbers(p) for p in text.split("\n\n")]
+    assert [0.62, rounds["l1_torch_eager"], rounds["l2_torch_compile"]] in [p[:3] for p in paragraphs]
+    est = {r["Pair"]: [numbers(c)[0] for c in list(r.values())[1:]] for r in md_table(text, "Estimated time")}
+    for v, lr, cost in (("v1_python", "l1_torch_eager", 0.4 + 0.4), ("v5c_blocked_sparse", "l1_torch_eager",
+                        0.006 + 0.4), ("v5c_blocked_sparse", "l2_torch_compile", 0.006 + 0.04)):
+        n, ms, s, x = est[f"`{v}` x `{lr}`"]          # rounds, cost per round, estimate, vs v1 x L1
+        assert [n, ms, s] == pytest.approx([rounds[lr], cost * 1e3, rounds[lr] * cost], rel=5e-3)
+        assert x == round(150 * 0.8 / (rounds[lr] * cost), 1)
+    # the check, per seed: its rounds x the pair's cost against the run's 0.1 s a round (+306%; L2: -54%)
+    check = next(p for p in paragraphs if p[:1] == [1e-4])            # (lr 0.0001): +306%, ...
+    assert check[1:4] == [round(100 * (0.406 / 0.1 - 1))] * 3 and check.count(round(100 * (0.046 / 0.1 - 1))) == 2
     assert (tmp_path / "rep" / "figures" / "chess_training_curve.png").exists()
     # runs at the search's settings (another lr): measured to 0.62 and to the criterion, and the
     # practitioner's pair estimated at the same U (800 ms a round x the same rounds)
