@@ -211,6 +211,9 @@ def chess_algorithm_block(ctx, name: str) -> Optional[str]:
     cost = costs.get((name, r["version"], r["learner"]))
     if cost:
         lines.append(f"- cost of a round (run {crun}): {cost['round_s'] * 1e3:.1f} ms")
+    k = [x for x in r["learner_check"].get("checks", []) if "weights after 50" in x]
+    if k:
+        lines.append("- the learner check's 50-update comparison: " + "; ".join(x.split(": ", 1)[1] for x in k))
     return _header(ctx, rows, "; median and IQR over the seeds") + "\n".join(lines)
 
 
