@@ -134,17 +134,26 @@ def test_the_ladder_command_verifies_costs_and_trains_one_seed(tmp_path):
     env = dict(os.environ, STUDY_RESULTS_DIR=str(tmp_path), OMP_NUM_THREADS="1")
     cmd = [sys.executable, "-m", "harness", "algorithms", "--workload", "chess", "--algorithm",
            "a6_narrower", "--set", "envs=16", "--set", "batch_size=128", "--quick", "--budget", "2",
-           "--threads", "1"]
+           "--threads", "1", "--cost-pair", "v5c_blocked_sparse:l1_torch_eager"]
     r = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
     (d,) = [p for p in tmp_path.iterdir() if p.is_dir()]
     cost = [json.loads(x) for x in (d / "quick" / "chess_algorithm_cost.jsonl").read_text().splitlines()]
     runs = [json.loads(x) for x in (d / "quick" / "chess_algorithm.jsonl").read_text().splitlines()]
-    assert len(cost) == 1 and cost[0]["round_s"] > 0 and cost[0]["settings"]["envs"] == 16
+    assert len(cost) == 2 and all(c["round_s"] > 0 and c["settings"]["envs"] == 16 for c in cost)
+    assert {c["learner"] for c in cost} == {"l4c_native_chess", "l1_torch_eager"}
     (row,) = runs
     assert row["learner_check"]["status"] == "passed" and row["seed"] == 100
     assert row["rounds"] >= 1 and row["train_s"] >= 2 and row["curve"]
     assert row["flops"] == row["flops_per_update"] * row["updates"]
+    # the report's ladder table renders the row: its seeds, its cost of a round
+    from report.context import Context
+    from report.sections import chess_algorithms
+    ctx = Context(results_dir=tmp_path, report_dir=tmp_path / "rep", machine=d.name, quick=True)
+    text = chess_algorithms.ladder(ctx.for_workload("chess"))
+    line = next(x for x in text.splitlines() if x.startswith("| `a6_narrower`"))
+    mine = next(c for c in cost if c["learner"] == "l4c_native_chess")
+    assert f"{mine['round_s'] * 1e3:.1f} ms" in line and f"{int(row['reached'])}/1" in line
 
 
 def test_the_sweep_driver_runs_recipes_side_by_side(tmp_path):

@@ -146,6 +146,7 @@ def knobs(c) -> str:
                           s["time_to_criterion_s"][1] if s["time_to_criterion_s"] else None))
     if len(chain) < 2:
         return ""
+    fig = knob_figure(c, chain)
     body, prev = [], None
     for what, label, est, meas in chain:
         body.append((what, label, _s(est), _s(meas), f"{prev / est:.2f}x" if prev else "-",
@@ -162,7 +163,34 @@ def knobs(c) -> str:
             f"{chain[0][2] / best[2]:,.0f}x sooner than the practitioner's loop at its own recipe "
             "(ratio of estimates).\n\n"
             + md_table(["Step", "Pair x recipe", "Time to 0.75 (estimate)", "Measured (median)",
-                        "This step", "Since the practitioner's loop"], body) + "\n")
+                        "This step", "Since the practitioner's loop"], body)
+            + f"\n\n![What each knob bought, for chess]({fig})\n")
+
+
+def knob_figure(c, chain) -> str:
+    """The chain as bars on a log axis (estimates), the measured medians as dots."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(9, 0.45 * len(chain) + 1.4))
+    ys = list(range(len(chain)))[::-1]
+    ax.barh(ys, [x[2] for x in chain], color="tab:blue", alpha=0.7, label="estimate: rounds x cost a round")
+    meas = [(y, x[3]) for y, x in zip(ys, chain) if x[3]]
+    if meas:
+        ax.scatter([m for _, m in meas], [y for y, _ in meas], color="black", zorder=3, s=18,
+                   label="measured median of the complete runs")
+    for y, x in zip(ys, chain):
+        ax.text(x[2] * 1.08, y, f"{x[2]:,.3g} s", va="center", fontsize=8)
+    ax.set_yticks(ys)
+    ax.set_yticklabels([x[0].replace("`", "") for x in chain], fontsize=8)
+    ax.set_xscale("log")
+    ax.set_xlabel("training time to a score of 0.75 against the random mover (s, log)")
+    ax.set_title(f"Chess, what each knob bought ({c.machine_line})", fontsize=9)
+    ax.set_xlim(min(x[2] for x in chain) / 2, max(x[2] for x in chain) * 4)
+    ax.grid(True, which="both", axis="x", alpha=0.3)
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    return c.savefig(fig, "chess_knobs")
 
 
 def render(ctx):
