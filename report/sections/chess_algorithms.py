@@ -115,7 +115,7 @@ def ladder(c) -> str:
                         "Estimate", "vs the rung below", "Seeds' run"], body) + "\n")
 
 
-def knobs(c) -> str:
+def knobs(c, level: str = "###") -> str:
     """The chain: the practitioner's loop at a1, the generation ladder, the learner ladder,
     then each recipe on the fast pair; every cost from one run."""
     from training import chess_algorithm as calg
@@ -153,7 +153,7 @@ def knobs(c) -> str:
                      f"{chain[0][2] / est:,.0f}x"))
         prev = est
     best = min(chain, key=lambda x: x[2])
-    return ("### What each knob bought, for chess\n\n"
+    return (f"{level} What each knob bought, for chess\n\n"
             f"The time to a score of 0.75, step by step: each step's estimate is `{first}`'s (or the "
             f"step's recipe's) median rounds to 0.75 on the unseen seeds x the pair's cost per round, "
             f"every cost from run {crun}, so each factor's two sides come from one run. The measured "
@@ -194,8 +194,8 @@ def knob_figure(c, chain) -> str:
 
 
 def render(ctx):
-    c = ctx.for_workload(WORKLOAD)
-    return "\n".join(x for x in (knobs(c), ladder(c)) if x)
+    """The ladder's detail (its knob chain opens the report: report/sections/answer.py)."""
+    return ladder(ctx.for_workload(WORKLOAD))
 
 
 def headline(ctx) -> str:
