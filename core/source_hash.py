@@ -44,11 +44,16 @@ def hash_memo():
     hashes the same few source lists for hundreds of rows; files do not change while it
     renders)."""
     global _hash_memo
+    from core import code_hash
     outer, _hash_memo = _hash_memo, ({} if _hash_memo is None else _hash_memo)
+    if outer is None:
+        code_hash.set_render_memo(True)
     try:
         yield
     finally:
         _hash_memo = outer
+        if outer is None:
+            code_hash.set_render_memo(False)
 
 
 def source_hash(paths: Iterable[str], root_dir: Path = ROOT) -> str:
