@@ -1,44 +1,13 @@
-"""What a row ran, as one hash: the code reached from the row's roots, hashed by what it says,
-not by where it lives. A row whose code hashes differently today is stale (†) in the report.
+"""What a row ran, as one hash (docs/CODE_HASH.md says what it covers and why).
 
-Roots (code_roots): the paths a writer names in the row's `sources`, the folders of the parts
-the row names (`version`, `learner`, `algorithm`), and, for a row that names no sources (a
-training loop: e2e, chess_train), the module that wrote it. Nobody lists what those import.
-
-What is reached from the roots (reached_units):
-- Python: every module a root's .py files import, followed to the end, found by reading each
-  module's imports (including those inside functions, and `importlib.import_module("...")` of
-  a literal name): what Python would load, without running anything (imports of torch take
-  seconds, and a fresh clone's `make report` must know today's hash). Only the repository's
-  modules count: the libraries are recorded in each row's provenance.
-- C++: the translation units of every native module whose name a reached Python module holds
-  as a string (the name native.loader loads; the module's native.cmake names its sources),
-  and the .cpp files under a root (the MPI rank programs). Each unit is expanded as the
-  preprocessor would, repository headers inlined where they are included (once), so a unit
-  covers every header it includes: v5d's staged.hpp pulls in v5_openmp/threads.hpp with no one
-  listing it. A quoted include resolves against the including file's folder, then
-  native/include, then any repository file whose path ends with the include's (where two
-  match, both are hashed: a wrong guess can only mark a row stale). tests/test_code_hash.py
-  holds this set to cover the compiler's own dependency files (build/native's .d files, and
-  the .d files the MPI builds write with -MD) and `g++ -MM`.
-- Build settings: each native module's options in its native.cmake (OPENMP, FLAGS, libraries),
-  native/CMakeLists.txt's, and an MPI build.sh's FLAGS line.
-The harness (what measures), tests/, report/ and the files that only record a row
-(RECORDING) are never hashed: they do not change what ran.
-
-Content, not paths (unit_digest): a Python module is hashed as its syntax tree without
-docstrings and with the names of the repository modules it imports left out (their code is
-hashed in its own right), so moving or renaming a module, editing a comment or a docstring
-stales nothing; a C++ unit is hashed as its expanded text without comments, blank lines,
-include lines of repository headers or #pragma once, so moving a header, or splitting one
-into two included at the same place, stales nothing. The row's hash is sha256 over the
-sorted digests of its units (first 12 hex). Any change to an expression, a statement, a
-constant or a flag that runs changes it.
-
-Old rows (those written before rows carried `code`) name only `sources` and the older
-path-and-bytes hash (core/source_hash.py). scripts/code_hashes.py computed this hash for them
-at the commit each names, into results/code_hashes.json (legacy_hash); a row it could not
-place (its tree was dirty in files it listed) keeps the older test. report/data.py says how."""
+A row's roots (code_roots: its `sources`, the parts it names, else its writer) reach Python
+modules by their imports, read not run, and native modules by the names that Python loads;
+C++ units are expanded with their repository headers inlined (reached_units). Each is
+hashed by content, never by path (a module's top-level statements without docstrings or
+the paths of the repository modules it imports; a unit's text without comments or include
+lines), so moving or splitting a file stales no row while changing what runs always does.
+The hash is sha256 over the sorted digests (code_hash). Never hashed: NEVER_HASHED and
+RECORDING (what measures and what records a row do not change what ran)."""
 from __future__ import annotations
 
 import ast
@@ -302,6 +271,7 @@ def reached_units(roots: Iterable[str], root_dir: Path = ROOT) -> Dict[str, List
         if facts is None:
             continue
         names, strs, _ = facts
+        todo += module_files(_module_name(p, root_dir))      # the packages it is imported through
         if _hashed(_rel(p, root_dir)):
             strings |= strs
         for name in names:
@@ -324,10 +294,14 @@ def reached_units(roots: Iterable[str], root_dir: Path = ROOT) -> Dict[str, List
         if _hashed(rel):
             facts = _python_facts(p, root_dir)
             units[rel] = facts[2] if facts else []
-    for u in sorted(set(cxx_units)):
-        if not u.is_file() or not _hashed(_rel(u, root_dir)):
+    taken: Set[Path] = set()
+    # translation units first, then a header under a root that none of them includes
+    for u in sorted(set(cxx_units), key=lambda u: (u.suffix not in (".cpp", ".cc"), str(u))):
+        if not u.is_file() or not _hashed(_rel(u, root_dir)) or u in taken:
             continue
-        units[_rel(u, root_dir)] = [_unit_digest(u, root_dir)]
+        digest, took = _unit_digest(u, root_dir)
+        taken.update(took)
+        units[_rel(u, root_dir)] = [digest]
         build = u.parent / "build.sh"
         if build.is_file():
             flags = "\n".join(l for l in (_read(build) or "").splitlines() if l.startswith("FLAGS="))
@@ -341,8 +315,8 @@ def _unit_digest(u: Path, root_dir: Path) -> str:
     key = ("unit", str(u), str(root_dir))
     if _memo_on and key in _render:
         return _render[key]
-    text, _ = expand_cxx(u, root_dir)
-    out = "cxx:" + hashlib.sha256(text.encode()).hexdigest()
+    text, took = expand_cxx(u, root_dir)
+    out = "cxx:" + hashlib.sha256(text.encode()).hexdigest(), set(took)
     if _memo_on:
         _render[key] = out
     return out
