@@ -125,10 +125,12 @@ def _python_facts(p: Path, root_dir: Path):
                 mod = getattr(stmt, "module", None)
                 for a in stmt.names:
                     if (mod if isinstance(stmt, ast.ImportFrom) else a.name):   # a library's
-                        libs.add(ast.dump(type(stmt)(**{**{k: getattr(stmt, k) for k in stmt._fields},
+                        libs.add(ast.unparse(type(stmt)(**{**{k: getattr(stmt, k) for k in stmt._fields},
                                                          "names": [a]})))
                 continue
-            digests.append("py:" + hashlib.sha256(ast.dump(stmt, include_attributes=False).encode()).hexdigest())
+            # as source regenerated from the tree: the same across Python versions, where
+            # ast.dump's fields are not
+            digests.append("py:" + hashlib.sha256(ast.unparse(stmt).encode()).hexdigest())
         digests += ["lib:" + hashlib.sha256(x.encode()).hexdigest() for x in sorted(libs)]
         return names, strings, digests
     return _memo(p, "py", make)

@@ -1,7 +1,6 @@
 """Shared views of the throughput rows for the report's sections."""
 from __future__ import annotations
 
-import json
 import re
 from typing import Dict, List, Optional, Tuple
 
@@ -97,47 +96,10 @@ def machines(ctx) -> List[dict]:
 
 
 def stale(row: dict) -> bool:
-    """True when the code a row ran has changed since: the row no longer describes the code
-    in this checkout. A row that carries `code` (core/code_hash.py: what its roots reach,
-    hashed by content) is judged by that; an older row by the same hash taken at its commit
-    (results/code_hashes.json, scripts/code_hashes.py), or, where none could be taken, by
-    the older hash of the paths it listed (core/source_hash.py)."""
-    from core import code_hash
-    code = row.get("code")
-    if isinstance(code, dict) and isinstance(code.get("hash"), str) and isinstance(code.get("roots"), list):
-        return code_hash.code_hash(code["roots"]) != code["hash"]
-    if not row.get("sources") or not row.get("source_hash"):
-        return False
-    then = _legacy().get(_legacy_key(row))
-    if then:
-        return code_hash.code_hash(row["sources"]) != then
-    from core.results import source_hash
-    return source_hash(row["sources"]) != row["source_hash"]
-
-
-_LEGACY: Dict[str, dict] = {}
-
-
-def _legacy_key(row: dict) -> str:
-    commit = (row.get("provenance") or {}).get("commit") or ""
-    return f"{commit} {row.get('source_hash')} {','.join(sorted(set(row['sources'])))}"
-
-
-def _legacy() -> dict:
-    """results/code_hashes.json's entries (empty where there is none)."""
-    from core import results
-    path = results.root() / "code_hashes.json"
-    try:
-        key = f"{path} {path.stat().st_mtime_ns}"
-    except OSError:
-        return {}
-    if key not in _LEGACY:
-        try:
-            rows = json.loads(path.read_text()).get("rows", {})
-        except (OSError, ValueError, AttributeError):
-            rows = {}
-        _LEGACY[key] = rows if isinstance(rows, dict) else {}
-    return _LEGACY[key]
+    """True when the code a row ran has changed since: the row no longer describes the code in
+    this checkout (core/stale.py says how it is judged)."""
+    from core.stale import stale as code_stale
+    return code_stale(row)
 
 
 def stale_mark(row: dict) -> str:

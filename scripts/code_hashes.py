@@ -27,12 +27,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from core import code_hash, source_hash  # noqa: E402
+from core.stale import legacy_key  # noqa: E402
 
-FILE = "code_hashes.json"
+from core.stale import LEGACY_FILE as FILE  # noqa: E402
 
 
 def key(commit: str, old: str, sources) -> str:
-    return f"{commit} {old} {','.join(sorted(set(sources)))}"
+    """core.stale.legacy_key's, for a row of that commit, older hash and sources."""
+    return legacy_key({"provenance": {"commit": commit}, "source_hash": old, "sources": list(sources)})
 
 
 def old_rows(results: Path):
