@@ -18,21 +18,29 @@ def stale(row: dict, results_dir: Optional[Path] = None) -> bool:
     """True when the code a row ran has changed since. A row that carries `code` is judged by
     it; an older row by the same hash taken at its commit (results/code_hashes.json, written
     by scripts/code_hashes.py), or, where none could be taken, by the older hash of the paths
-    it listed (core/source_hash.py). A row with neither is not judged (False)."""
+    it listed (core/source_hash.py). A row with neither is not judged (False): it cannot say."""
     code = row.get("code")
     if isinstance(code, dict) and isinstance(code.get("hash"), str) and isinstance(code.get("roots"), list):
         return code_hash.code_hash(code["roots"]) != code["hash"]
-    if not row.get("sources") or not row.get("source_hash"):
+    old = older_hash(row)
+    if not row.get("sources") or not old:
         return False
     then = legacy(results_dir).get(legacy_key(row))
     if then:
         return code_hash.code_hash(row["sources"]) != then
-    return source_hash(row["sources"]) != row["source_hash"]
+    return source_hash(row["sources"]) != old
+
+
+def older_hash(row: dict) -> Optional[str]:
+    """The older hash a row carries: `source_hash`, or the peers' `code_hash` (the same hash
+    of the same `sources`)."""
+    old = row.get("source_hash") or row.get("code_hash")
+    return old if isinstance(old, str) else None
 
 
 def legacy_key(row: dict) -> str:
     commit = (row.get("provenance") or {}).get("commit") or ""
-    return f"{commit} {row.get('source_hash')} {','.join(sorted(set(row['sources'])))}"
+    return f"{commit} {older_hash(row)} {','.join(sorted(set(row['sources'])))}"
 
 
 def legacy(results_dir: Optional[Path] = None) -> dict:

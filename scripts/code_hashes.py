@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from core import code_hash, source_hash  # noqa: E402
-from core.stale import legacy_key  # noqa: E402
+from core.stale import legacy_key, older_hash  # noqa: E402
 
 from core.stale import LEGACY_FILE as FILE  # noqa: E402
 
@@ -48,7 +48,7 @@ def old_rows(results: Path):
                 continue
             if not isinstance(r, dict) or "code" in r:
                 continue
-            src, old = r.get("sources"), r.get("source_hash") or r.get("code_hash")
+            src, old = r.get("sources"), older_hash(r)
             commit = (r.get("provenance") or {}).get("commit")
             if isinstance(src, list) and src and all(isinstance(s, str) for s in src) \
                     and isinstance(old, str) and isinstance(commit, str):

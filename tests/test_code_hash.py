@@ -205,3 +205,7 @@ def test_an_older_row_is_judged_by_its_commits_code_hash(tmp_path, monkeypatch):
     assert not stale(row)                          # its commit's code is today's
     table.write_text(json.dumps({"rows": {f"c0ffee {'1' * 12} {V4}": "2" * 12}}))
     assert stale(row)
+    peer = {"sources": [V4], "code_hash": "1" * 12, "provenance": {"commit": "c0ffee"}}   # the peers' name for it
+    assert stale(peer)
+    table.write_text(json.dumps({"rows": {f"c0ffee {'1' * 12} {V4}": ch.code_hash([V4])}}))
+    assert not stale(peer)

@@ -385,6 +385,7 @@ def headline(ctx) -> str:
         r = min(ref, key=lambda k: sums[k]["median"])
         parts.append(f"{sums[r]['median'] / b['median']:.0f}x sooner than our own loop with the "
                      f"PyTorch-eager learner ({label(r, g[r])}, {fmt_s(sums[r]['median'])})")
-    return (text + (": " + "; ".join(parts) if parts else "") + "."
-            + periodic.headline(groups(ctx, "e2e_periodic"), label)
-            + " Seeds never used for tuning; start-up apart.")
+    out = (text + (": " + "; ".join(parts) if parts else "") + "."
+           + periodic.headline(groups(ctx, "e2e_periodic"), label)
+           + " Seeds never used for tuning; start-up apart.")
+    return out + (" († measured before its code last changed.)" if "†" in out else "")
