@@ -105,19 +105,39 @@ def test_a_native_module_is_found_by_the_name_its_python_loads(tree):
     assert hashes(tree, V5E) != before
 
 
-def test_what_python_imports_is_within_what_is_hashed():
-    """Import a few parts in a fresh interpreter: every repository module it loaded is hashed."""
-    for root, mod in ((V5D, "versions.chess.v5d_streamed.version"), ("learners/l4c_native_chess", "learners.l4c_native_chess.learner"),
-                      (V6, "versions.cartpole.v6_mpi.version"), ("algorithms/a6_pqn", "algorithms.a6_pqn.recipe")):
-        code = (f"import sys, json, importlib; importlib.import_module({mod!r}); "
-                "print(json.dumps(sorted(getattr(m, '__file__', None) or '' for m in list(sys.modules.values()))))")
-        out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True,
-                             env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}).stdout
-        loaded = {Path(f).resolve().relative_to(ROOT).as_posix() for f in json.loads(out.splitlines()[-1])
-                  if f and Path(f).resolve().is_relative_to(ROOT) and f.endswith(".py")}
-        hashed = set(ch.reached_units([root]))
-        missing = {f for f in loaded if ch._hashed(f)} - hashed
-        assert not missing, f"{root}: imported, not hashed: {sorted(missing)}"
+RUN_RUNG = """
+import importlib, json, sys
+from core.api import GenConfig
+rung = importlib.import_module(sys.argv[1]).RUNG
+if rung.available() is None:                     # built here: run it, loading what it loads
+    with rung.make_generator(GenConfig(n_envs=4, policy="egreedy")) as g:
+        g.generate(2)
+print(json.dumps([getattr(m, "__file__", None) or "" for m in list(sys.modules.values())]))
+"""
+IMPORT = """
+import importlib, json, sys
+importlib.import_module(sys.argv[1])
+print(json.dumps([getattr(m, "__file__", None) or "" for m in list(sys.modules.values())]))
+"""
+
+
+@pytest.mark.parametrize("root,module,script", [
+    (V5D, "versions.chess.v5d_streamed.version", RUN_RUNG), (V6, "versions.cartpole.v6_mpi.version", RUN_RUNG),
+    ("versions/cartpole/v3_numba", "versions.cartpole.v3_numba.version", RUN_RUNG),
+    ("versions/chess/v1_python", "versions.chess.v1_python.version", RUN_RUNG),
+    ("learners/l4c_native_chess", "learners.l4c_native_chess.learner", IMPORT),
+    ("algorithms/a6_pqn", "algorithms.a6_pqn.recipe", IMPORT)])
+def test_what_python_loads_is_within_what_is_hashed(root, module, script):
+    """Run (a rung: one small batch) or import a part in a fresh interpreter: every repository
+    module in its sys.modules is hashed with it."""
+    out = subprocess.run([sys.executable, "-c", script, module], cwd=ROOT, capture_output=True, text=True,
+                         env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    loaded = {Path(f).resolve().relative_to(ROOT).as_posix() for f in json.loads(out.stdout.splitlines()[-1])
+              if f.endswith(".py") and Path(f).resolve().is_relative_to(ROOT)}
+    assert any(f.startswith(root) for f in loaded)
+    missing = {f for f in loaded if ch._hashed(f)} - set(ch.reached_units([root]))
+    assert not missing, f"{root}: loaded, not hashed: {sorted(missing)}"
 
 
 def _ninja_deps():
