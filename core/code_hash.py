@@ -30,6 +30,7 @@ _INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 _ADD_MODULE = re.compile(r"study_add_module\(\s*(\w+)(.*?)\)\s*$", re.S | re.M)
 
 _files: Dict[tuple, object] = {}     # (path, what, content's sha1) -> what was read from it
+_scans: Dict[tuple, object] = {}     # the tree's C++ files and native modules: one hash's, or one render's
 
 
 def _rel(p: Path, root_dir: Path) -> str:
@@ -156,7 +157,7 @@ def _stripped(p: Path) -> str:
 def _cxx_index(root_dir: Path) -> Dict[str, List[Path]]:
     """Every C++ file of the tree, by its name (for includes found by path suffix)."""
     key = ("cxx-index", str(root_dir))
-    if key not in _files:
+    if key not in _scans:
         idx: Dict[str, List[Path]] = {}
         for d, dirs, names in os.walk(root_dir):
             dirs[:] = [x for x in dirs if x not in SKIP_DIRS and not x.startswith(".")]
@@ -164,8 +165,8 @@ def _cxx_index(root_dir: Path) -> Dict[str, List[Path]]:
                 p = Path(d) / n
                 if p.suffix in CXX and _hashed(_rel(p, root_dir)):
                     idx.setdefault(n, []).append(p)
-        _files[key] = {k: sorted(v) for k, v in idx.items()}
-    return _files[key]
+        _scans[key] = {k: sorted(v) for k, v in idx.items()}
+    return _scans[key]
 
 
 def resolve_include(inc: str, includer: Path, root_dir: Path) -> List[Path]:
@@ -205,8 +206,8 @@ def expand_cxx(unit: Path, root_dir: Path) -> Tuple[str, List[Path]]:
 def native_modules(root_dir: Path) -> Dict[str, dict]:
     """Every native module a native.cmake declares: {name: {"units": [Path], "options": str}}."""
     key = ("native-modules", str(root_dir))
-    if key in _files:
-        return _files[key]
+    if key in _scans:
+        return _scans[key]
     mods = {}
     for frag in sorted(root_dir.glob("versions/*/*/native.cmake")) + sorted(root_dir.glob("learners/*/native.cmake")) \
             + sorted(root_dir.glob("algorithms/*/native.cmake")) + sorted(root_dir.glob("algorithms/*/*/native.cmake")):
@@ -223,7 +224,7 @@ def native_modules(root_dir: Path) -> Dict[str, dict]:
             options = " ".join(t for t in re.findall(r'"[^"]*"|\S+', m.group(2))
                                if "/" not in t and "${" not in t)   # flags, not paths
             mods[m.group(1)] = {"units": units, "options": options}
-    _files[key] = mods
+    _scans[key] = mods
     return mods
 
 
@@ -243,6 +244,8 @@ def reached_units(roots: Iterable[str], root_dir: Path = ROOT) -> Dict[str, List
     """{unit name: its digests} of everything the roots reach (the module docstring says
     what): a Python module's top-level statements, a C++ unit's text, a build setting."""
     root_dir = Path(root_dir).resolve()
+    if not _memo_on:
+        _scans.clear()                  # files may have come or gone since the last hash
     py: List[Path] = []
     cxx_units: List[Path] = []
     settings: Dict[str, str] = {}
@@ -347,6 +350,7 @@ def set_render_memo(on: bool) -> None:
     global _memo_on
     _memo_on = on
     _render.clear()
+    _scans.clear()
 
 
 # ---------------------------------------------------------------- rows
