@@ -20,6 +20,7 @@ from dataclasses import replace
 
 from core import discover, results
 from core.errors import StudyError
+from core.stale import stale
 
 from .cli_util import add_dataclass_args, check_threads, config_from_args, positive_int
 from .study_args import add_study_args, check_parallel, selection_row, study_options
@@ -201,15 +202,13 @@ def cost_row(rung, learner: str, out: dict, quick: bool, learner_threads: int = 
 def fastest(rungs, quick: bool):
     """The rung with the most egreedy transitions/s at the poster's N = 20 in this machine's
     newest chess ladder rows (a round's work); the last rung of the ladder if none is measured."""
-    best, current = {}, {}
-    for r in results.load("throughput", quick=quick):
-        if r.get("workload") != "chess" or r.get("policy") != "egreedy" or r.get("n_envs") != 20:
-            continue
-        src = tuple(r.get("sources", []))
-        if src not in current:
-            current[src] = results.source_hash(src)
-        if r.get("source_hash") == current[src]:
-            best[r["version"]] = max(best.get(r["version"], 0.0), r["transitions_per_s"])
+    best = {}
+    with results.hash_memo():
+        for r in results.load("throughput", quick=quick):
+            if r.get("workload") != "chess" or r.get("policy") != "egreedy" or r.get("n_envs") != 20:
+                continue
+            if (r.get("code") or r.get("source_hash")) and not stale(r):
+                best[r["version"]] = max(best.get(r["version"], 0.0), r["transitions_per_s"])
     known = [r for r in rungs if r.name in best]
     return max(known, key=lambda r: best[r.name]) if known else rungs[-1]
 
@@ -226,7 +225,7 @@ def verified_learners(quick: bool) -> list:
         row = rows.get(lr.name)
         if (lr.reference or "chess" not in lr.workloads or lr.unavailable_reason() is not None
                 or row is None or row.get("status") != "passed"
-                or row.get("source_hash") != results.source_hash(row.get("sources", []))):
+                or not (row.get("code") or row.get("source_hash")) or stale(row)):
             continue
         out.append(lr)
     return out

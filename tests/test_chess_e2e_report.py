@@ -122,8 +122,8 @@ def test_the_stage_picks_the_fastest_measured_rung_and_verified_learners(tmp_pat
                                             "source_hash": results.source_hash(src)})
     assert stage.verified_learners(quick=False) == []
     results.append("learner_verification", {"workload": "chess", "learner": lr.name, "device": "cpu",
-                                            "status": "passed", "sources": src,
-                                            "source_hash": "0" * 12})          # stale: its code changed
+                                            "status": "passed", "sources": src, "source_hash": "0" * 12,
+                                            "code": {"roots": src, "hash": "0" * 12}})   # stale: its code changed
     assert stage.verified_learners(quick=False) == []
     results.append("learner_verification", {"workload": "chess", "learner": lr.name, "device": "cpu",
                                             "status": "passed", "sources": src,
@@ -364,7 +364,7 @@ def test_the_targets_line_judges_share_speedup_and_estimate_errors():
     assert "200.0x sooner, estimated (>= 100x: **met**)." in text and "need a round" not in text
     assert targets(costs, {"l4c_native_chess": 50}, base, []) == []
     # the best pair's cost row measured code that has changed since: the line says so
-    costs[2].update(sources=["core/api.py"], source_hash="0" * 12)
+    costs[2].update(code={"roots": ["core/api.py"], "hash": "0" * 12})
     (text, _) = targets(costs, {"l1_torch_eager": 100, "l4c_native_chess": 200}, base, [])
     assert "`l4c_native_chess` (†: measured before its code last changed), reaches" in text
 
@@ -409,7 +409,8 @@ def test_a_stale_round_cost_row_is_marked_and_the_mark_explained(tmp_path):
     text = chess_e2e.round_costs(Context(results_dir=d, report_dir=tmp_path / "rep").for_workload("chess"))
     assert "†" not in text and "†" not in chess_e2e.headline(Context(results_dir=d, report_dir=tmp_path / "rep"))
     p = results.kind_path("chess_round_costs", directory=d)
-    p.write_text(p.read_text().replace(results.source_hash(src), "0" * 12))   # its code changed since
+    h = results.load("chess_round_costs", directory=d)[-1]["code"]["hash"]
+    p.write_text(p.read_text().replace(h, "0" * 12))                          # its code changed since
     ctx = Context(results_dir=d, report_dir=tmp_path / "rep")
     text = chess_e2e.round_costs(ctx.for_workload("chess"))
     assert "`v5c_blocked_sparse` †" in text and "\n† a file that the row's code hashes" in text

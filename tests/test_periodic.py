@@ -290,3 +290,20 @@ def test_without_periodic_rows_the_table_is_as_before(tmp_path):
     results.append("e2e", _ours(100, 4.0, True), directory=d)
     text = trained.render(Context(results_dir=d, report_dir=tmp_path / "report"))
     assert "Practitioner's" not in text and "| Who | Solved | Time to solved [IQR] | Start-up |" in text
+
+
+def test_an_e2e_row_whose_code_changed_is_marked(tmp_path):
+    """e2e rows carry their code's hash (core/code_hash.py): one that no longer matches the
+    code here is marked †, and the mark explained; the others are not."""
+    from core import results
+    from report.context import Context
+    from report.sections import trained
+    d = tmp_path / "results"
+    for s, t in zip(range(100, 103), (4.0, 5.0, 6.0)):
+        results.append("e2e", _ours(s, t, True), directory=d)
+        row = _peer(s, 300.0, False)
+        row["code"] = {**results.code_of(row), "hash": "0" * 12}            # ran other code
+        results.append("e2e", row, directory=d)
+    text = trained.render(Context(results_dir=d, report_dir=tmp_path / "report"))
+    assert "| SB3 DQN † | 0/3 |" in text and "| `vA x lB` | 3/3 |" in text
+    assert "† the code these rows ran has changed since" in text

@@ -63,16 +63,20 @@ def last_return(r: dict):
 
 
 def label(key, rows) -> str:
+    """Who a group is, with † where the code its rows ran has changed since (rows written
+    before rows carried their code's hash are never marked: nothing says)."""
+    from report.data import stale
+    mark = " †" if any(stale(r) for r in rows) else ""
     family, entry, lab, mode = key
     if family == "peer":
         r = rows[0]
         lib = r.get("title") or r.get("library") or entry
         ver = (r.get("versions") or {}).get(r.get("library")) if isinstance(r.get("versions"), dict) else None
-        return f"{lib}" + (f" ({r.get('library')} {ver})" if ver else "")
+        return f"{lib}" + (f" ({r.get('library')} {ver})" if ver else "") + mark
     extra = [] if lab == "default" else [f"{lab} settings"]
     if mode == "overlapped":
         extra.append("overlapped")
-    return f"`{entry}`" + (f" ({', '.join(extra)})" if extra else "")
+    return f"`{entry}`" + (f" ({', '.join(extra)})" if extra else "") + mark
 
 
 def not_run(g) -> List[str]:
@@ -147,6 +151,9 @@ def render(ctx):
     head = ["Who", "Solved", "Time to solved [IQR]"] + (["Practitioner's criterion [IQR]"] if psums else [])
     out += [md_table(head + ["Start-up", "Last-100 return", "Work done (median; solved runs if any)"],
                      table), ""] + notes
+    if any("†" in row[0] for row in table):
+        out += ["† the code these rows ran has changed since they were measured: they stand for "
+                "the code as it was then (their `code` and commit).", ""]
     missing = not_run(g)
     if missing:
         out += [f"Not run in these runs (no rows): {', '.join(missing)}.", ""]
@@ -378,6 +385,7 @@ def headline(ctx) -> str:
         r = min(ref, key=lambda k: sums[k]["median"])
         parts.append(f"{sums[r]['median'] / b['median']:.0f}x sooner than our own loop with the "
                      f"PyTorch-eager learner ({label(r, g[r])}, {fmt_s(sums[r]['median'])})")
-    return (text + (": " + "; ".join(parts) if parts else "") + "."
-            + periodic.headline(groups(ctx, "e2e_periodic"), label)
-            + " Seeds never used for tuning; start-up apart.")
+    out = (text + (": " + "; ".join(parts) if parts else "") + "."
+           + periodic.headline(groups(ctx, "e2e_periodic"), label)
+           + " Seeds never used for tuning; start-up apart.")
+    return out + (" († measured before its code last changed.)" if "†" in out else "")
