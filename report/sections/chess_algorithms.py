@@ -83,7 +83,8 @@ def ladder(c) -> str:
         off = (statistics.median(abs(r["rounds_to_criterion"] * cost["round_s"] - r["time_to_criterion_s"])
                                  / r["time_to_criterion_s"] for r in same) if same else None)
         below = est.get(a.base)
-        body.append((f"`{name}`", a.title, ", ".join(f"{k} {v:g}" if isinstance(v, float) else f"{k} {v}"
+        from report.data import stale
+        body.append((f"`{name}`" + (" †" if any(stale(r) for r in rows) or (cost and stale(cost)) else ""), a.title, ", ".join(f"{k} {v:g}" if isinstance(v, float) else f"{k} {v}"
                                                       for k, v in a.changes.items()) or "-",
                      check, f"{s['reached']}/{s['n']}",
                      f"{_s(q[1])} [{_s(q[0])}-{_s(q[2])}]" if q else "-",
@@ -109,7 +110,8 @@ def ladder(c) -> str:
             f"learn over a cost run of the recipe (run {crun}: epsilon at its final value, no scoring); the estimate is the median rounds x that cost, and the factor against the "
             "rung below is a ratio of two estimates of that one run. A run whose `load_before` in its row "
             "exceeds the machine's cores ran beside other work: its measured time is not comparable, "
-            "its rounds are.\n\n"
+            "its rounds are. † marks a recipe whose rows were measured before the code they ran "
+            "last changed.\n\n"
             + md_table(["Recipe", "Idea", "Changes", "Learner check", "Reached", "Time to 0.75 (measured)",
                         "Rounds", "Transitions", "Updates", "FLOPs (dense-eq.)", "Cost of a round",
                         "Estimate", "vs the rung below", "Seeds' run"], body) + "\n")
