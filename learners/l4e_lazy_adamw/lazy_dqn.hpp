@@ -1,0 +1,194 @@
+// L4c's update (learners/l4c_native_chess/chess_dqn.hpp, used as is) with AdamW applied
+// lazily, by parameter row, with the same bits.
+//
+// A row's AdamW step with gradient 0 has no data in it: m <- m + (1 - b1)(0 - m),
+// v <- b2 v, theta <- decay theta - step m / (sqrt v + eps) with step t's constants. So a
+// row that no update reads or writes need not be streamed: it keeps `last[r]`, the step it
+// was last brought to, and is caught up (every skipped step replayed by adam.hpp's adam_vec
+// with g = 0 and that step's constants, the step's target copy or soft step after it, as
+// L4c's dense pass does) when it is next read (a forward: W1 rows of s and s' set bits,
+// W3 rows of s' legal actions and of the taken action), written (its next gradient: always
+// read first) or exported (settle(), before weights leave the object). Dense rows (the
+// flag planes' W1 rows, which every flag-plane sum reads; b1; W2; b2; b3) take L4c's step
+// every update.
+//
+// Replaying with adam_vec itself, lane for lane (the modules build with -ffp-contract=off,
+// so no operation is fused unless written as fma), gives L4c's rounding exactly. Once a
+// row's m is +0 in every lane, adam_vec's step reduces to v <- b2 v and theta <- decay
+// theta (m stays +0: fma(c1, +0, +0) = +0; the update term is +0 / positive = +0, and
+// x - (+0) = x), which the replay then does with multiplications alone; once v is +0 too and
+// there is no weight decay, a step changes nothing but the target copy.
+#pragma once
+#include <cstring>
+
+#include "../l4c_native_chess/chess_dqn.hpp"
+
+namespace study::chessl {
+
+class LazyDQN : public ChessDQN {
+public:
+    enum : char { FULL = 0, M_ZERO = 1, MV_ZERO = 2 };
+    std::vector<int64_t> last;          // per parameter row: the step it has been brought to
+    std::vector<char> state;            // FULL, M_ZERO or MV_ZERO (sparse rows)
+    std::vector<AdamStep> hist;         // hist[t]: step t's constants (1-based)
+    // per thread: rows caught up, row-steps replayed in full and by multiplications, rows
+    // written with a gradient (the counts NOTES.md's floor comes from)
+    std::vector<int64_t> counts;
+    enum { C_CAUGHT, C_FULL, C_FAST, C_WRITTEN, N_C };
+
+    LazyDQN(const Hyper& h, double lr_, int mut)
+        : ChessDQN(h, lr_, mut), last(sz(NR), 0), state(sz(NR), MV_ZERO), hist(1), counts(sz(MAX_THREADS, N_C), 0) {}
+
+    bool sparse(ptrdiff_t r) const {    // rows caught up lazily: W1 of the 12 piece planes and
+        return r < FLAG0 * 64 || (r >= (FLAG0 + N_FLAG) * 64 && r < OBS_DIM) ||   // en passant,
+               r >= OBS_DIM + 2 + H;                                             // and W3
+    }
+    ptrdiff_t w3row(int a) const { return OBS_DIM + 2 + H + a; }
+
+    void load(const float* w1, const float* b1, const float* w2, const float* b2, const float* w3,
+              const float* b3) {
+        ChessDQN::load(w1, b1, w2, b2, w3, b3);
+        std::fill(last.begin(), last.end(), 0);
+        std::fill(state.begin(), state.end(), MV_ZERO);
+        hist.assign(1, AdamStep{});
+        std::fill(counts.begin(), counts.end(), 0);
+    }
+
+    static bool all_zero(const float* p, int n) {     // every lane +0 (bits, so -0 is not)
+        uint32_t acc = 0;
+        for (int i = 0; i < n; ++i) {
+            uint32_t b;
+            std::memcpy(&b, p + i, 4);
+            acc |= b;
+        }
+        return acc == 0;
+    }
+
+    // Bring sparse row r from step last[r] to step T (<= steps), as L4c's dense pass would have.
+    void catch_up(ptrdiff_t r, int64_t T, int tid) {
+        int64_t s = last[r];
+        if (s >= T) return;
+        int64_t* cnt = counts.data() + sz(tid, N_C);
+        ++cnt[C_CAUGHT];
+        const ptrdiff_t o = r * Hp;
+        float* th = theta.data() + o;
+        float* mr = m.data() + o;
+        float* vr = v.data() + o;
+        const bool decays = hp.weight_decay != 0.0;
+        char st = state[r];
+        for (++s; s <= T; ++s) {
+            if (mutation == 3 || (st == MV_ZERO && !decays && !hp.soft)) {
+                // nothing moves but the target copy (mutation 3, tests only: LazyAdam, which
+                // skips the steps without gradient, lands here for every row)
+                if (!hp.soft && (T / hp.period) * hp.period >= s) std::copy(th, th + Hp, target.data() + o);
+                break;
+            }
+            const AdamStep& a = hist[static_cast<size_t>(s)];
+            if (st == FULL) {
+                const AdamConsts c(a, hp);
+                for (int q = 0; q < Hp; q += W) learner::adam_vec(th + q, mr + q, vr + q, V::zero(), c);
+                ++cnt[C_FULL];
+                if (all_zero(mr, Hp)) st = all_zero(vr, Hp) ? MV_ZERO : M_ZERO;
+            } else {
+                const V b2 = V::set1(a.b2), dec = V::set1(a.decay);
+                if (st == M_ZERO)
+                    for (int q = 0; q < Hp; q += W) (V::load(vr + q) * b2).store(vr + q);
+                if (decays)
+                    for (int q = 0; q < Hp; q += W) (V::load(th + q) * dec).store(th + q);
+                ++cnt[C_FAST];
+                if (st == M_ZERO && all_zero(vr, Hp)) st = MV_ZERO;
+            }
+            target_rows(o, o + Hp, !hp.soft && s % hp.period == 0);
+        }
+        state[r] = st;
+        last[r] = T;
+    }
+
+    // Catch up the sparse rows in [r0, r1) that minibatch rows (data rows idx[0..B)) read at
+    // the coming update: W1 rows of the set bits of s and s', W3 rows of s' legal actions and
+    // of the taken action. Every thread scans all B rows and takes the rows it owns.
+    void gather(const int64_t* data, const int64_t* idx, ptrdiff_t r0, ptrdiff_t r1, int64_t T, int tid) {
+        auto take = [&](ptrdiff_t r) {
+            if (r >= r0 && r < r1 && last[r] < T) catch_up(r, T, tid);
+        };
+        for (int j = 0; j < B; ++j) {
+            const int64_t* w = data + idx[j] * WORDS;
+            for (int half = 0; half < 2; ++half) {
+                const int64_t* ob = w + half * NEXT_OBS;
+                for (int p = 0; p < 12; ++p)
+                    for (uint64_t b = static_cast<uint64_t>(ob[p]); b; b &= b - 1) take(p * 64 + __builtin_ctzll(b));
+                const uint64_t ep = (static_cast<uint64_t>(ob[12]) >> 16) & 255;
+                if (ep < 64) take(19 * 64 + static_cast<ptrdiff_t>(ep));
+            }
+            if (mutation == 2) {
+                for (int a = 0; a < N_ACT; ++a) take(w3row(a));
+            } else {
+                for (int q = 0; q < MASK_W; ++q)
+                    for (uint64_t b = static_cast<uint64_t>(w[MASK + q]); b; b &= b - 1)
+                        take(w3row(q * 64 + __builtin_ctzll(b)));
+            }
+            const int64_t a = w[ACT];
+            take(w3row(a >= 0 && a < N_ACT ? static_cast<int>(a) : 0));
+        }
+    }
+
+    // Every sparse row in [r0, r1) to the current step (before weights leave the object).
+    void settle(ptrdiff_t r0, ptrdiff_t r1, int tid) {
+        for (ptrdiff_t r = r0; r < std::min(r1, NR); ++r)
+            if (sparse(r)) catch_up(r, steps, tid);
+    }
+
+    // L4c's adam() on the dense rows; a sparse row only where it has a gradient (it was read
+    // by this update's forward, so it stands at step t - 1).
+    void adam(ptrdiff_t r0, ptrdiff_t r1, const AdamConsts& c, int64_t t, int tid) {
+        const bool copy = !hp.soft && t % hp.period == 0;
+        for (ptrdiff_t r = r0; r < std::min(r1, NR); ++r) {
+            float* g = grad_row(r);
+            const ptrdiff_t o = r * Hp;
+            if (sparse(r)) {
+                if (!g) continue;                             // caught up when next needed
+                if (last[r] < t - 1) catch_up(r, t - 1, tid);    // (gather() has done it)
+                ++counts[sz(tid, N_C) + C_WRITTEN];
+                last[r] = t;
+                state[r] = FULL;
+            }
+            for (int q = 0; q < Hp; q += W)
+                learner::adam_vec(theta.data() + o + q, m.data() + o + q, v.data() + o + q,
+                                  g ? V::load(g + q) : V::zero(), c);
+            target_rows(o, o + Hp, copy);
+            if (r < OBS_DIM && g && touched1[r]) {
+                std::fill(g, g + Hp, 0.0f);
+                touched1[r] = 0;
+            } else if (r > OBS_DIM + 1 + H && g) {
+                std::fill(g, g + Hp, 0.0f);
+                touched3[r - (OBS_DIM + 2 + H)] = 0;
+            }
+        }
+        if (r1 > NR) {
+            for (int q = 0; q < N_ACT; q += W)
+                learner::adam_vec(theta.data() + oB3 + q, m.data() + oB3 + q, v.data() + oB3 + q,
+                                  V::load(gb3.data() + q), c);
+            target_rows(oB3, P, copy);
+            std::fill(gb3.data(), gb3.data() + N_ACT, 0.0f);
+        }
+        for (int p = 0; p < N_FLAG; ++p) {
+            const ptrdiff_t first = ptrdiff_t(FLAG0 + p) * 64;
+            if (first < r0 || first + 64 > r1) continue;
+            plane_sum(p, false);
+            if (hp.soft || copy) plane_sum(p, true);
+        }
+    }
+
+    int64_t n_sparse() const {
+        int64_t n = 0;
+        for (ptrdiff_t r = 0; r < NR; ++r) n += sparse(r);
+        return n;
+    }
+    int64_t count(int c) const {
+        int64_t s = 0;
+        for (int t = 0; t < MAX_THREADS; ++t) s += counts[sz(t, N_C) + c];
+        return s;
+    }
+};
+
+}  // namespace study::chessl
