@@ -93,6 +93,20 @@ def test_other_settings_equal_l4c_bit_for_bit(lazy, dense, replay, kw):
     _assert_equal_traces(got, ref, cps)
 
 
+@pytest.mark.parametrize("kw", [dict(beta1=0.1), dict(beta1=0.1, beta2=0.1), dict(beta1=0.0, weight_decay=0.05)],
+                         ids=["m-underflows", "m-and-v-underflow", "beta1-0-decay"])
+def test_rows_whose_moments_reach_zero_equal_l4c(lazy, dense, replay, kw):
+    """Small betas flush m (and v) to +0 within tens of steps, so the replay's shortcuts
+    (multiplications alone; nothing but the copy) run, and still give L4c's bits."""
+    from versions.chess.common.learn_verify import chess_config
+    cps = (40, 120)
+    ref, _ = _trace(dense, chess_config(seed=11, target_period=16, **kw), replay, cps)
+    got, impl = _trace(lazy, chess_config(seed=11, target_period=16, **kw), replay, cps)
+    _assert_equal_traces(got, ref, cps)
+    c = impl.counts()
+    assert c["rows_m_zeroed"] > 0 and (c["row_steps_mult"] > 0 or kw.get("beta2", 0.999) < 0.5), c
+
+
 def test_set_lr_between_calls_equals_l4c(lazy, dense, replay):
     """A schedule changes lr between learn calls: replayed steps keep their own step's lr."""
     from versions.chess.common.learn_verify import chess_config

@@ -209,6 +209,8 @@ NB_MODULE(STUDY_MODULE_NAME, m) {
                  d["rows_caught_up"] = L.s.count(LazyDQN::C_CAUGHT);
                  d["row_steps_full"] = L.s.count(LazyDQN::C_FULL);
                  d["row_steps_mult"] = L.s.count(LazyDQN::C_FAST);
+                 d["row_steps_idle"] = L.s.count(LazyDQN::C_IDLE);
+                 d["rows_m_zeroed"] = L.s.count(LazyDQN::C_ZEROED);
                  d["rows_written"] = L.s.count(LazyDQN::C_WRITTEN);
                  d["sparse_rows"] = L.s.n_sparse();
                  d["rows"] = static_cast<int64_t>(L.s.NR);

@@ -31,10 +31,10 @@ public:
     std::vector<int64_t> last;          // per parameter row: the step it has been brought to
     std::vector<char> state;            // FULL, M_ZERO or MV_ZERO (sparse rows)
     std::vector<AdamStep> hist;         // hist[t]: step t's constants (1-based)
-    // per thread: rows caught up, row-steps replayed in full and by multiplications, rows
-    // written with a gradient (the counts NOTES.md's floor comes from)
+    // per thread: rows caught up, row-steps replayed in full, by multiplications, or with
+    // nothing to do, rows whose m reached +0 in a replay, rows written with a gradient (the counts NOTES.md's floor comes from)
     std::vector<int64_t> counts;
-    enum { C_CAUGHT, C_FULL, C_FAST, C_WRITTEN, N_C };
+    enum { C_CAUGHT, C_FULL, C_FAST, C_IDLE, C_ZEROED, C_WRITTEN, N_C };
 
     LazyDQN(const Hyper& h, double lr_, int mut)
         : ChessDQN(h, lr_, mut), last(sz(NR), 0), state(sz(NR), MV_ZERO), hist(1), counts(sz(MAX_THREADS, N_C), 0) {}
@@ -81,6 +81,7 @@ public:
                 // nothing moves but the target copy (mutation 3, tests only: LazyAdam, which
                 // skips the steps without gradient, lands here for every row)
                 if (!hp.soft && (T / hp.period) * hp.period >= s) std::copy(th, th + Hp, target.data() + o);
+                cnt[C_IDLE] += T - s + 1;
                 break;
             }
             const AdamStep& a = hist[static_cast<size_t>(s)];
@@ -88,7 +89,7 @@ public:
                 const AdamConsts c(a, hp);
                 for (int q = 0; q < Hp; q += W) learner::adam_vec(th + q, mr + q, vr + q, V::zero(), c);
                 ++cnt[C_FULL];
-                if (all_zero(mr, Hp)) st = all_zero(vr, Hp) ? MV_ZERO : M_ZERO;
+                if (all_zero(mr, Hp)) st = all_zero(vr, Hp) ? MV_ZERO : M_ZERO, ++cnt[C_ZEROED];
             } else {
                 const V b2 = V::set1(a.b2), dec = V::set1(a.decay);
                 if (st == M_ZERO)
