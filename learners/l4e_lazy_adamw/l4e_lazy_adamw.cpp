@@ -212,6 +212,9 @@ NB_MODULE(STUDY_MODULE_NAME, m) {
                  d["row_steps_idle"] = L.s.count(LazyDQN::C_IDLE);
                  d["rows_m_zeroed"] = L.s.count(LazyDQN::C_ZEROED);
                  d["rows_written"] = L.s.count(LazyDQN::C_WRITTEN);
+                 d["rows_written_not_caught_up"] = L.s.count(LazyDQN::C_WRITTEN_ONLY);
+                 d["flag_rows"] = static_cast<int64_t>(N_FLAG) * 64;
+                 d["hidden"] = L.s.H;
                  d["sparse_rows"] = L.s.n_sparse();
                  d["rows"] = static_cast<int64_t>(L.s.NR);
                  d["row_floats"] = L.s.Hp;

@@ -31,13 +31,19 @@ public:
     std::vector<int64_t> last;          // per parameter row: the step it has been brought to
     std::vector<char> state;            // FULL, M_ZERO or MV_ZERO (sparse rows)
     std::vector<AdamStep> hist;         // hist[t]: step t's constants (1-based)
-    // per thread: rows caught up, row-steps replayed in full, by multiplications, or with
-    // nothing to do, rows whose m reached +0 in a replay, rows written with a gradient (the counts NOTES.md's floor comes from)
+    // per thread: rows caught up (those with data to move: not a row whose m and v are +0
+    // without weight decay or soft target), row-steps replayed in full, by multiplications, or with
+    // nothing to do, rows whose m reached +0 in a replay, rows written with a gradient (and
+    // of those, rows this update had not caught up: they stood at t - 1 already) (the counts NOTES.md's floor comes from)
     std::vector<int64_t> counts;
-    enum { C_CAUGHT, C_FULL, C_FAST, C_IDLE, C_ZEROED, C_WRITTEN, N_C };
+    enum { C_CAUGHT, C_FULL, C_FAST, C_IDLE, C_ZEROED, C_WRITTEN, C_WRITTEN_ONLY, N_C };
+
+    std::vector<int64_t> listed;        // per row: 1 + the step of the gather that listed it
+    std::vector<std::vector<int32_t>> lists;   // per thread: the rows its gather catches up
 
     LazyDQN(const Hyper& h, double lr_, int mut)
-        : ChessDQN(h, lr_, mut), last(sz(NR), 0), state(sz(NR), MV_ZERO), hist(1), counts(sz(MAX_THREADS, N_C), 0) {}
+        : ChessDQN(h, lr_, mut), last(sz(NR), 0), state(sz(NR), MV_ZERO), hist(1), counts(sz(MAX_THREADS, N_C), 0),
+          listed(sz(NR), 0), lists(MAX_THREADS) {}
 
     bool sparse(ptrdiff_t r) const {    // rows caught up lazily: W1 of the 12 piece planes and
         return r < FLAG0 * 64 || (r >= (FLAG0 + N_FLAG) * 64 && r < OBS_DIM) ||   // en passant,
@@ -52,6 +58,7 @@ public:
         std::fill(state.begin(), state.end(), MV_ZERO);
         hist.assign(1, AdamStep{});
         std::fill(counts.begin(), counts.end(), 0);
+        std::fill(listed.begin(), listed.end(), 0);
     }
 
     static bool all_zero(const float* p, int n) {     // every lane +0 (bits, so -0 is not)
@@ -69,7 +76,7 @@ public:
         int64_t s = last[r];
         if (s >= T) return;
         int64_t* cnt = counts.data() + sz(tid, N_C);
-        ++cnt[C_CAUGHT];
+        cnt[C_CAUGHT] += mutation == 3 || state[r] != MV_ZERO || hp.weight_decay != 0.0 || hp.soft;  // moves data
         const ptrdiff_t o = r * Hp;
         float* th = theta.data() + o;
         float* mr = m.data() + o;
@@ -109,8 +116,13 @@ public:
     // the coming update: W1 rows of the set bits of s and s', W3 rows of s' legal actions and
     // of the taken action. Every thread scans all B rows and takes the rows it owns.
     void gather(const int64_t* data, const int64_t* idx, ptrdiff_t r0, ptrdiff_t r1, int64_t T, int tid) {
-        auto take = [&](ptrdiff_t r) {
-            if (r >= r0 && r < r1 && last[r] < T) catch_up(r, T, tid);
+        std::vector<int32_t>& list = lists[static_cast<size_t>(tid)];
+        list.clear();
+        auto take = [&](ptrdiff_t r) {                // each row once; rows owned by one thread
+            if (r >= r0 && r < r1 && last[r] < T && listed[r] != T + 1) {
+                listed[r] = T + 1;
+                list.push_back(static_cast<int32_t>(r));
+            }
         };
         for (int j = 0; j < B; ++j) {
             const int64_t* w = data + idx[j] * WORDS;
@@ -131,6 +143,18 @@ public:
             const int64_t a = w[ACT];
             take(w3row(a >= 0 && a < N_ACT ? static_cast<int>(a) : 0));
         }
+        for (size_t i = 0; i < list.size(); ++i) {   // the next row's lines on their way meanwhile
+            if (i + 1 < list.size()) prefetch_row(list[i + 1]);
+            catch_up(list[i], T, tid);
+        }
+    }
+
+    void prefetch_row(ptrdiff_t r) const {
+        const char* ps[3] = {reinterpret_cast<const char*>(theta.data() + r * Hp),
+                             reinterpret_cast<const char*>(m.data() + r * Hp),
+                             reinterpret_cast<const char*>(v.data() + r * Hp)};
+        for (const char* p : ps)
+            for (int b = 0; b < Hp * 4; b += 64) __builtin_prefetch(p + b, 1, 3);
     }
 
     // Every sparse row in [r0, r1) to the current step (before weights leave the object).
@@ -144,12 +168,14 @@ public:
     void adam(ptrdiff_t r0, ptrdiff_t r1, const AdamConsts& c, int64_t t, int tid) {
         const bool copy = !hp.soft && t % hp.period == 0;
         for (ptrdiff_t r = r0; r < std::min(r1, NR); ++r) {
+            if (r >= FLAG0 * 64 && r < (FLAG0 + N_FLAG) * 64) continue;     // flag planes: below
             float* g = grad_row(r);
             const ptrdiff_t o = r * Hp;
             if (sparse(r)) {
                 if (!g) continue;                             // caught up when next needed
                 if (last[r] < t - 1) catch_up(r, t - 1, tid);    // (gather() has done it)
                 ++counts[sz(tid, N_C) + C_WRITTEN];
+                if (listed[r] != t) ++counts[sz(tid, N_C) + C_WRITTEN_ONLY];   // not caught up this update
                 last[r] = t;
                 state[r] = FULL;
             }
@@ -175,8 +201,44 @@ public:
         for (int p = 0; p < N_FLAG; ++p) {
             const ptrdiff_t first = ptrdiff_t(FLAG0 + p) * 64;
             if (first < r0 || first + 64 > r1) continue;
-            plane_sum(p, false);
+            flag_plane(p, c);
+            for (ptrdiff_t r = first; r < first + 64; ++r) target_rows(r * Hp, (r + 1) * Hp, copy);
             if (hp.soft || copy) plane_sum(p, true);
+        }
+    }
+
+    // AdamW on flag plane FLAG0 + p's 64 W1 rows and their sum, in one pass. The 64 rows
+    // share one gradient row every step, so their m and v are equal (zero at load, then the
+    // same operations on the same values): kept once, in the plane's first row, and
+    // adam_vec's update term step m / (sqrt v + eps) computed once for the 64. Each row then
+    // takes adam_vec's last operations (decay, then minus that term), and the sum adds the
+    // rows in plane_sum's order: L4c's bits with a third of its traffic on these rows.
+    void flag_plane(int p, const AdamConsts& c) {
+        const ptrdiff_t o = ptrdiff_t(FLAG0 + p) * 64 * Hp;
+        float* th = theta.data() + oW1 + o;
+        float* mr = m.data() + oW1 + o;
+        float* vr = v.data() + oW1 + o;
+        const float* gr = gp.data() + sz(p, Hp);
+        float* S = spol.data() + sz(p, Hp);
+        for (int q = 0; q < Hp; q += W) {
+            V g = V::load(gr + q);
+            if (c.clips) g = g * c.gs;                                   // adam_vec's operations, in its order
+            const V mo = V::load(mr + q);
+            const V mm = fma(c.c1, g - mo, mo);
+            const V vv = V::load(vr + q) * c.b2 + c.c2 * g * g;
+            const V u = c.step * mm / (sqrt(vv) + c.eps);
+            mm.store(mr + q);
+            vv.store(vr + q);
+            V sum = V::zero();
+            for (int cell = 0; cell < 64; ++cell) {
+                float* w = th + sz(cell, Hp) + q;
+                V x = V::load(w);
+                if (c.decays) x = x * c.decay;
+                x = x - u;
+                x.store(w);
+                sum = cell == 0 ? x : sum + x;                           // plane_sum's order
+            }
+            sum.store(S + q);
         }
     }
 
