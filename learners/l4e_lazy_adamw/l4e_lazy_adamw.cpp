@@ -1,7 +1,7 @@
 // L4e: L4c's round of U DQN updates on chess's network with AdamW applied lazily by
 // parameter row (lazy_dqn.hpp), weights equal to L4c's bit for bit. Per update, L4c's four
 // phases after a new first one, each ended by a barrier:
-//   gather  sparse rows split as in adam: catch up the rows this update's forward reads
+//   gather  sparse rows split (r % threads): catch up the rows this update's forward reads
 //   rows    minibatch rows split: sample, expand, forwards, target, loss terms, dL/dz2
 //   back2   W2 rows split: dW2 and dh1 (thread 0 also dW3, db3, db2 and the loss)
 //   back1   W1 planes split (plane % threads): dL/dz1 and the gradient rows of active inputs
@@ -103,7 +103,7 @@ bool round(Learner& L, const int64_t* data, uint64_t size, uint64_t seed, int64_
             for (int j = 0; j < B; ++j)
                 all[j] = static_cast<int64_t>(((study::mix(key ^ static_cast<uint64_t>(j)) >> 32) * size) >> 32);
             for (int j = j0; j < j1; ++j) idx[j] = all[j];
-            s.gather(data, all.data(), r0, r1, t0 + i, tid);
+            s.gather(data, all.data(), nt, t0 + i, tid);
             barrier.wait();
             if (t0th && tm.on) tm.tick(T_GATHER);
             s.rows(data, idx.data(), j0, j1);

@@ -62,13 +62,16 @@ public:
     }
 
     static bool all_zero(const float* p, int n) {     // every lane +0 (bits, so -0 is not)
-        uint32_t acc = 0;
-        for (int i = 0; i < n; ++i) {
-            uint32_t b;
-            std::memcpy(&b, p + i, 4);
-            acc |= b;
+        for (int i = 0; i < n; i += 8) {               // (n is a multiple of 8; usually ends at once)
+            uint32_t acc = 0;
+            for (int k = 0; k < 8; ++k) {
+                uint32_t b;
+                std::memcpy(&b, p + i + k, 4);
+                acc |= b;
+            }
+            if (acc) return false;
         }
-        return acc == 0;
+        return true;
     }
 
     // Bring sparse row r from step last[r] to step T (<= steps), as L4c's dense pass would have.
@@ -112,14 +115,15 @@ public:
         last[r] = T;
     }
 
-    // Catch up the sparse rows in [r0, r1) that minibatch rows (data rows idx[0..B)) read at
-    // the coming update: W1 rows of the set bits of s and s', W3 rows of s' legal actions and
-    // of the taken action. Every thread scans all B rows and takes the rows it owns.
-    void gather(const int64_t* data, const int64_t* idx, ptrdiff_t r0, ptrdiff_t r1, int64_t T, int tid) {
+    // Catch up the sparse rows that minibatch rows (data rows idx[0..B)) read at the coming
+    // update: W1 rows of the set bits of s and s', W3 rows of s' legal actions and of the
+    // taken action. Every thread scans all B rows and takes the rows r with r % nt == tid
+    // (interleaved: the rows read cluster; adam's ranges would load one thread).
+    void gather(const int64_t* data, const int64_t* idx, int nt, int64_t T, int tid) {
         std::vector<int32_t>& list = lists[static_cast<size_t>(tid)];
         list.clear();
         auto take = [&](ptrdiff_t r) {                // each row once; rows owned by one thread
-            if (r >= r0 && r < r1 && last[r] < T && listed[r] != T + 1) {
+            if (r % nt == tid && last[r] < T && listed[r] != T + 1) {
                 listed[r] = T + 1;
                 list.push_back(static_cast<int32_t>(r));
             }
@@ -143,8 +147,10 @@ public:
             const int64_t a = w[ACT];
             take(w3row(a >= 0 && a < N_ACT ? static_cast<int>(a) : 0));
         }
-        for (size_t i = 0; i < list.size(); ++i) {   // the next row's lines on their way meanwhile
-            if (i + 1 < list.size()) prefetch_row(list[i + 1]);
+        constexpr size_t AHEAD = 4;                   // rows whose lines are on their way meanwhile
+        for (size_t i = 0; i < std::min(AHEAD, list.size()); ++i) prefetch_row(list[i]);
+        for (size_t i = 0; i < list.size(); ++i) {
+            if (i + AHEAD < list.size()) prefetch_row(list[i + AHEAD]);
             catch_up(list[i], T, tid);
         }
     }
