@@ -117,36 +117,44 @@ public:
 
     // Catch up the sparse rows that minibatch rows (data rows idx[0..B)) read at the coming
     // update: W1 rows of the set bits of s and s', W3 rows of s' legal actions and of the
-    // taken action. Every thread scans all B rows and takes the rows r with r % nt == tid
+    // taken action. The rows' words are ORed over the minibatch (the union of their bits is
+    // the set of rows, each once), then every thread takes the rows r with r % nt == tid
     // (interleaved: the rows read cluster; adam's ranges would load one thread).
     void gather(const int64_t* data, const int64_t* idx, int nt, int64_t T, int tid) {
         std::vector<int32_t>& list = lists[static_cast<size_t>(tid)];
         list.clear();
-        auto take = [&](ptrdiff_t r) {                // each row once; rows owned by one thread
-            if (r % nt == tid && last[r] < T && listed[r] != T + 1) {
+        uint64_t need1[13] = {}, need3[MASK_W] = {};    // W1: 12 piece planes and en passant
+        constexpr int DAHEAD = 8;                       // replay rows fetched ahead of the scan
+        auto fetch = [&](int j) {
+            const char* p = reinterpret_cast<const char*>(data + idx[j] * WORDS);
+            for (int b = 0; b < WORDS * 8; b += 64) __builtin_prefetch(p + b, 0, 3);
+        };
+        for (int j = 0; j < std::min(DAHEAD, B); ++j) fetch(j);
+        for (int j = 0; j < B; ++j) {
+            if (j + DAHEAD < B) fetch(j + DAHEAD);
+            const int64_t* w = data + idx[j] * WORDS;
+            for (int half = 0; half < 2; ++half) {
+                const int64_t* ob = w + half * NEXT_OBS;
+                for (int p = 0; p < 12; ++p) need1[p] |= static_cast<uint64_t>(ob[p]);
+                const uint64_t ep = (static_cast<uint64_t>(ob[12]) >> 16) & 255;
+                if (ep < 64) need1[12] |= uint64_t(1) << ep;
+            }
+            for (int q = 0; q < MASK_W; ++q) need3[q] |= static_cast<uint64_t>(w[MASK + q]);
+            const int64_t a = w[ACT];
+            const int aa = a >= 0 && a < N_ACT ? static_cast<int>(a) : 0;
+            need3[aa >> 6] |= uint64_t(1) << (aa & 63);
+        }
+        if (mutation == 2) std::fill(need3, need3 + MASK_W, ~uint64_t(0));
+        auto take = [&](ptrdiff_t r) {
+            if (last[r] < T && (nt == 1 || r % nt == tid)) {
                 listed[r] = T + 1;
                 list.push_back(static_cast<int32_t>(r));
             }
         };
-        for (int j = 0; j < B; ++j) {
-            const int64_t* w = data + idx[j] * WORDS;
-            for (int half = 0; half < 2; ++half) {
-                const int64_t* ob = w + half * NEXT_OBS;
-                for (int p = 0; p < 12; ++p)
-                    for (uint64_t b = static_cast<uint64_t>(ob[p]); b; b &= b - 1) take(p * 64 + __builtin_ctzll(b));
-                const uint64_t ep = (static_cast<uint64_t>(ob[12]) >> 16) & 255;
-                if (ep < 64) take(19 * 64 + static_cast<ptrdiff_t>(ep));
-            }
-            if (mutation == 2) {
-                for (int a = 0; a < N_ACT; ++a) take(w3row(a));
-            } else {
-                for (int q = 0; q < MASK_W; ++q)
-                    for (uint64_t b = static_cast<uint64_t>(w[MASK + q]); b; b &= b - 1)
-                        take(w3row(q * 64 + __builtin_ctzll(b)));
-            }
-            const int64_t a = w[ACT];
-            take(w3row(a >= 0 && a < N_ACT ? static_cast<int>(a) : 0));
-        }
+        for (int p = 0; p < 13; ++p)
+            for (uint64_t b = need1[p]; b; b &= b - 1) take((p < 12 ? p : 19) * 64 + __builtin_ctzll(b));
+        for (int q = 0; q < MASK_W; ++q)
+            for (uint64_t b = need3[q]; b; b &= b - 1) take(w3row(q * 64 + __builtin_ctzll(b)));
         constexpr size_t AHEAD = 4;                   // rows whose lines are on their way meanwhile
         for (size_t i = 0; i < std::min(AHEAD, list.size()); ++i) prefetch_row(list[i]);
         for (size_t i = 0; i < list.size(); ++i) {
