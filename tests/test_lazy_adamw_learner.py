@@ -1,6 +1,6 @@
 """L4e (learners/l4e_lazy_adamw): L4c's chess update with AdamW applied by row when the row
 is next read, written or exported. Its weights (policy and target) and losses equal L4c's bit
-for bit at the contract's settings and at a recipe's, across target copies, at 1 and 2
+for bit at the contract's settings and at a recipe's, across target copies, at 1, 2 and 3
 threads; it passes the chess learner checks; LazyAdam (zero-gradient steps skipped) does not
 equal L4c."""
 import numpy as np
@@ -69,7 +69,7 @@ def _assert_equal_traces(got, ref, checkpoints):
 def test_weights_equal_l4c_bit_for_bit(lazy, dense, replay, settings, checkpoints):
     from versions.chess.common.learn_verify import chess_config
     ref, _ = _trace(dense, chess_config(seed=2 ** 64 - 1, threads=1, **settings), replay, checkpoints)
-    for threads in (1, 2):
+    for threads in (1, 2, 3):
         cfg = chess_config(seed=2 ** 64 - 1, threads=threads, **settings)
         got, impl = _trace(lazy, cfg, replay, checkpoints)
         _assert_equal_traces(got, ref, checkpoints)

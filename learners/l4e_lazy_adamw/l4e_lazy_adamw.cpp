@@ -5,8 +5,9 @@
 //   rows    minibatch rows split: sample, expand, forwards, target, loss terms, dL/dz2
 //   back2   W2 rows split: dW2 and dh1 (thread 0 also dW3, db3, db2 and the loss)
 //   back1   W1 planes split (plane % threads): dL/dz1 and the gradient rows of active inputs
-//   adam    parameter rows split (at multiples of 64): AdamW on the dense rows and on the
-//           sparse rows with a gradient, the target step of those rows, the flag planes' sums
+//   adam    parameter rows split (sparse rows and flag planes interleaved, W2 by ranges):
+//           AdamW on the dense rows and on the sparse rows with a gradient, the target step
+//           of those rows, the flag planes' sums
 // settle() catches every row up before weights are read out.
 #include <omp.h>
 
@@ -93,8 +94,6 @@ bool round(Learner& L, const int64_t* data, uint64_t size, uint64_t seed, int64_
         const bool t0th = tid == 0;
         const int j0 = part(B, tid, nt), j1 = part(B, tid + 1, nt);
         const int k0 = part(H, tid, nt), k1 = part(H, tid + 1, nt);
-        const ptrdiff_t r0 = tid == 0 ? 0 : part(rows_all, tid, nt) / 64 * 64;
-        const ptrdiff_t r1 = tid + 1 == nt ? rows_all : part(rows_all, tid + 1, nt) / 64 * 64;
         Timer& tm = L.timer;
         std::vector<int64_t> all(static_cast<size_t>(B));                // every row's index, for gather
         for (int64_t i = 0; i < n; ++i) {
@@ -129,7 +128,7 @@ bool round(Learner& L, const int64_t* data, uint64_t size, uint64_t seed, int64_
             const AdamStep a = AdamStep::of(s.hp, s.lr, t, coef);
             if (t0th) s.hist[static_cast<size_t>(t)] = a;           // read by later catch-ups, after barriers
             const AdamConsts c(a, s.hp);
-            s.adam(r0, r1, c, t, tid);
+            s.adam(tid, nt, c, t);
             if (t0th) losses[i] = s.last_loss, done = i + 1;
             barrier.wait();
             if (t0th && tm.on) tm.tick(T_ADAM);

@@ -178,46 +178,56 @@ public:
     }
 
     // L4c's adam() on the dense rows; a sparse row only where it has a gradient (it was read
-    // by this update's forward, so it stands at step t - 1).
-    void adam(ptrdiff_t r0, ptrdiff_t r1, const AdamConsts& c, int64_t t, int tid) {
+    // by this update's forward, so it stands at step t - 1). Thread tid of nt takes the
+    // sparse rows r % nt == tid, its share of b1, W2 and b2, the flag planes p % nt == tid,
+    // and the last thread b3 (a row's arithmetic does not depend on who does it).
+    void adam(int tid, int nt, const AdamConsts& c, int64_t t) {
         const bool copy = !hp.soft && t % hp.period == 0;
-        for (ptrdiff_t r = r0; r < std::min(r1, NR); ++r) {
-            if (r >= FLAG0 * 64 && r < (FLAG0 + N_FLAG) * 64) continue;     // flag planes: below
-            float* g = grad_row(r);
-            const ptrdiff_t o = r * Hp;
-            if (sparse(r)) {
-                if (!g) continue;                             // caught up when next needed
-                if (last[r] < t - 1) catch_up(r, t - 1, tid);    // (gather() has done it)
-                ++counts[sz(tid, N_C) + C_WRITTEN];
-                if (listed[r] != t) ++counts[sz(tid, N_C) + C_WRITTEN_ONLY];   // not caught up this update
-                last[r] = t;
-                state[r] = FULL;
-            }
-            for (int q = 0; q < Hp; q += W)
-                learner::adam_vec(theta.data() + o + q, m.data() + o + q, v.data() + o + q,
-                                  g ? V::load(g + q) : V::zero(), c);
-            target_rows(o, o + Hp, copy);
-            if (r < OBS_DIM && g && touched1[r]) {
-                std::fill(g, g + Hp, 0.0f);
-                touched1[r] = 0;
-            } else if (r > OBS_DIM + 1 + H && g) {
-                std::fill(g, g + Hp, 0.0f);
-                touched3[r - (OBS_DIM + 2 + H)] = 0;
-            }
-        }
-        if (r1 > NR) {
+        for (ptrdiff_t r = tid; r < OBS_DIM; r += nt)
+            if (sparse(r) && touched1[r]) step_row(r, c, t, copy, tid);
+        for (int a = 0; a < N_ACT; ++a)
+            if (touched3[a] && w3row(a) % nt == tid) step_row(w3row(a), c, t, copy, tid);
+        const int n = H + 2;                                           // b1, W2's H rows, b2
+        for (ptrdiff_t r = OBS_DIM + part(n, tid, nt); r < OBS_DIM + part(n, tid + 1, nt); ++r)
+            step_row(r, c, t, copy, tid);
+        if (tid == nt - 1) {
             for (int q = 0; q < N_ACT; q += W)
                 learner::adam_vec(theta.data() + oB3 + q, m.data() + oB3 + q, v.data() + oB3 + q,
                                   V::load(gb3.data() + q), c);
             target_rows(oB3, P, copy);
             std::fill(gb3.data(), gb3.data() + N_ACT, 0.0f);
         }
-        for (int p = 0; p < N_FLAG; ++p) {
+        for (int p = tid; p < N_FLAG; p += nt) {
             const ptrdiff_t first = ptrdiff_t(FLAG0 + p) * 64;
-            if (first < r0 || first + 64 > r1) continue;
             flag_plane(p, c);
             for (ptrdiff_t r = first; r < first + 64; ++r) target_rows(r * Hp, (r + 1) * Hp, copy);
             if (hp.soft || copy) plane_sum(p, true);
+        }
+    }
+
+    static int part(int n, int t, int nt) { return static_cast<int>(int64_t(n) * t / nt); }
+
+    // L4c's AdamW step of row r (not a flag plane's), its target step, its gradient cleared.
+    void step_row(ptrdiff_t r, const AdamConsts& c, int64_t t, bool copy, int tid) {
+        float* g = grad_row(r);
+        const ptrdiff_t o = r * Hp;
+        if (sparse(r)) {
+            if (last[r] < t - 1) catch_up(r, t - 1, tid);              // (gather() has done it)
+            ++counts[sz(tid, N_C) + C_WRITTEN];
+            if (listed[r] != t) ++counts[sz(tid, N_C) + C_WRITTEN_ONLY];   // not caught up this update
+            last[r] = t;
+            state[r] = FULL;
+        }
+        for (int q = 0; q < Hp; q += W)
+            learner::adam_vec(theta.data() + o + q, m.data() + o + q, v.data() + o + q,
+                              g ? V::load(g + q) : V::zero(), c);
+        target_rows(o, o + Hp, copy);
+        if (r < OBS_DIM && g && touched1[r]) {
+            std::fill(g, g + Hp, 0.0f);
+            touched1[r] = 0;
+        } else if (r > OBS_DIM + 1 + H && g) {
+            std::fill(g, g + Hp, 0.0f);
+            touched3[r - (OBS_DIM + 2 + H)] = 0;
         }
     }
 
