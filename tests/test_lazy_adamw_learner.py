@@ -148,3 +148,21 @@ def test_lazy_adam_fails_the_chess_checks(lazy, monkeypatch):
     monkeypatch.setattr(LazyChessLearner, "mutation", 3)
     out = learn_verify.ChessLearnerVerifier(reference_learner(), seeds=(0,)).verify(lazy)
     assert any(not o.ok for o in out), "the chess checks passed LazyAdam"
+
+
+def test_floor_counts_fewer_bytes_than_l4c_and_refuses_bad_input(lazy, capsys):
+    from learners.l4e_lazy_adamw import floor
+    from training.cost import TIMING_ROWS
+    assert floor.REPLAY_ROWS == TIMING_ROWS
+    c = floor.counts_per_update(256, 64, 2)
+    f = floor.floor(c, 2 * floor.U)
+    assert 0 < f["rows_touched"] < f["sparse_rows"] and f["rows_written"] > 0
+    assert f["dense_bytes"] < f["bytes"] < f["l4c_bytes"] == 24 * 1_594_432
+    for argv in (["--rounds", "0"], ["--hidden", "5000"], ["--batch-size", "-1"], ["--rounds", "x"], ["--nope"]):
+        try:
+            rc = floor.main(argv)
+        except SystemExit as e:
+            rc = e.code
+        assert rc == 2
+        err = capsys.readouterr().err.strip()
+        assert err and "\n" not in err, err

@@ -3,7 +3,7 @@
     python -m learners.l4e_lazy_adamw.floor [--hidden 256] [--batch-size 64] [--rounds 60]
 
 Trains L4e on the timing replay (training/cost.py's TIMING_ROWS rows of the chess fixture's
-play) as chess training does, rounds of 16 updates each followed by weights() (every row
+play, as the learner stage times it) as chess training does, rounds of 16 updates each followed by weights() (every row
 brought up to date), from initialisation, and divides its counts (rows caught up, rows
 written) by the updates. theta, m and v of a row that an update touches are read and
 written once (24 bytes a parameter); a flag plane's 64 rows move theta alone plus one m and
@@ -14,11 +14,11 @@ import argparse
 import sys
 
 U = 16
+REPLAY_ROWS = 131_072      # training/cost.py's TIMING_ROWS (a test holds them equal)
 
 
 def counts_per_update(hidden: int, batch: int, rounds: int, export: bool = True) -> dict:
     from core.discover import get_learner
-    from training.cost import TIMING_ROWS
     from versions.chess.common.learn import fixed_replay
     from versions.chess.common.learn_verify import chess_config
     cfg = chess_config(hidden=hidden, batch_size=batch)
@@ -26,7 +26,7 @@ def counts_per_update(hidden: int, batch: int, rounds: int, export: bool = True)
     why = lr.unavailable_reason()
     if why:
         raise RuntimeError(f"l4e_lazy_adamw: {why}")
-    impl = lr.make(cfg, fixed_replay(TIMING_ROWS, TIMING_ROWS))
+    impl = lr.make(cfg, fixed_replay(REPLAY_ROWS, REPLAY_ROWS))
     try:
         for _ in range(rounds):
             impl.learn(U)
@@ -53,6 +53,10 @@ def floor(c: dict, updates: int) -> dict:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m learners.l4e_lazy_adamw.floor", description=__doc__.split("\n")[0])
+    def refuse(message):                                     # one line, exit 2, before any work
+        print(f"floor: {message}", file=sys.stderr)
+        sys.exit(2)
+    p.error = refuse
     p.add_argument("--hidden", type=int, default=256)
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--rounds", type=int, default=60, help=f"rounds of {U} updates (each then weights())")
