@@ -81,7 +81,7 @@ bool round(Learner& L, const int64_t* data, uint64_t size, uint64_t seed, int64_
     std::vector<int64_t> idx(static_cast<size_t>(B));
     std::vector<double> sq(static_cast<size_t>(nblocks));
     const int64_t t0 = s.steps;
-    s.hist.resize(static_cast<size_t>(t0 + n + 1));
+    s.hist.resize(static_cast<size_t>(t0 + n + 1 - s.base));
     int64_t done = 0;
     bool stopped = false;
     SpinYieldBarrier barrier;
@@ -126,7 +126,7 @@ bool round(Learner& L, const int64_t* data, uint64_t size, uint64_t seed, int64_
             }
             const int64_t t = t0 + i + 1;
             const AdamStep a = AdamStep::of(s.hp, s.lr, t, coef);
-            if (t0th) s.hist[static_cast<size_t>(t)] = a;           // read by later catch-ups, after barriers
+            if (t0th) s.hist[static_cast<size_t>(t - s.base)] = a;  // read by later catch-ups, after barriers
             const AdamConsts c(a, s.hp);
             s.adam(tid, nt, c, t);
             if (t0th) losses[i] = s.last_loss, done = i + 1;
@@ -148,6 +148,8 @@ void settle(Learner& L, int threads) {
         const int nt = omp_get_num_threads(), tid = omp_get_thread_num();
         s.settle(part(s.NR, tid, nt), part(s.NR, tid + 1, nt), tid);
     }
+    s.hist.assign(1, study::learner::AdamStep{});                    // every row stands at s.steps:
+    s.base = s.steps;                                                // no earlier step is replayed again
 }
 
 using I64_2c = nb::ndarray<const int64_t, nb::ndim<2>, nb::c_contig, nb::device::cpu>;

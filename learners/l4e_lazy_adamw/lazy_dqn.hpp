@@ -30,7 +30,8 @@ public:
     enum : char { FULL = 0, M_ZERO = 1, MV_ZERO = 2 };
     std::vector<int64_t> last;          // per parameter row: the step it has been brought to
     std::vector<char> state;            // FULL, M_ZERO or MV_ZERO (sparse rows)
-    std::vector<AdamStep> hist;         // hist[t]: step t's constants (1-based)
+    std::vector<AdamStep> hist;         // hist[t - base]: step t's constants (t > base)
+    int64_t base = 0;                   // every row stood at step `base` or later at the last settle()
     // per thread: rows caught up (those with data to move: not a row whose m and v are +0
     // without weight decay or soft target), row-steps replayed in full, by multiplications, or with
     // nothing to do, rows whose m reached +0 in a replay, rows written with a gradient (and
@@ -57,6 +58,7 @@ public:
         std::fill(last.begin(), last.end(), 0);
         std::fill(state.begin(), state.end(), MV_ZERO);
         hist.assign(1, AdamStep{});
+        base = 0;
         std::fill(counts.begin(), counts.end(), 0);
         std::fill(listed.begin(), listed.end(), 0);
     }
@@ -94,7 +96,7 @@ public:
                 cnt[C_IDLE] += T - s + 1;
                 break;
             }
-            const AdamStep& a = hist[static_cast<size_t>(s)];
+            const AdamStep& a = hist[static_cast<size_t>(s - base)];
             if (st == FULL) {
                 const AdamConsts c(a, hp);
                 for (int q = 0; q < Hp; q += W) learner::adam_vec(th + q, mr + q, vr + q, V::zero(), c);
