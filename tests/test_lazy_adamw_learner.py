@@ -166,3 +166,18 @@ def test_floor_counts_fewer_bytes_than_l4c_and_refuses_bad_input(lazy, capsys):
         assert rc == 2
         err = capsys.readouterr().err.strip()
         assert err and "\n" not in err, err
+
+
+def test_compare_runs_both_learners_and_refuses_bad_input(lazy, dense, capsys):
+    from learners.l4e_lazy_adamw import compare
+    from versions.chess.common.learn_verify import chess_config
+    res = compare.compare(chess_config(), warm=2, samples=1, out=lambda _: None)
+    assert res["equal"] and all(res[n]["update"]["median"] > 0 for n in compare.NAMES)
+    for argv in (["--samples", "0"], ["--hidden", "0"], ["--threads", "65"], ["--lr", "2"], ["--warm", "x"]):
+        try:
+            rc = compare.main(argv)
+        except SystemExit as e:
+            rc = e.code
+        assert rc == 2
+        err = capsys.readouterr().err.strip()
+        assert err and "\n" not in err, err
