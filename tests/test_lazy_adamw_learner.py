@@ -181,3 +181,26 @@ def test_compare_runs_both_learners_and_refuses_bad_input(lazy, dense, capsys):
         assert rc == 2
         err = capsys.readouterr().err.strip()
         assert err and "\n" not in err, err
+
+
+def test_bad_input_is_refused_in_one_line(lazy, capsys, tmp_path):
+    from core.errors import StudyError
+    from core.learner import LearnConfig
+    from harness.__main__ import main
+    from training.fixture import fixed_replay as cartpole_replay
+    from versions.chess.common.learn import fixed_replay
+    from versions.chess.common.learn_verify import chess_config
+    for cfg, rp in ((LearnConfig(), cartpole_replay()), (chess_config(threads=65), fixed_replay())):
+        with pytest.raises(StudyError) as e:
+            lazy.make(cfg, rp)
+        assert "\n" not in str(e.value)
+    bad = fixed_replay()
+    bad.data = bad.data.copy()
+    bad.data[:, 99] = 4672                      # an action outside the 8x8x73 space
+    impl = lazy.make(chess_config(), bad)
+    with pytest.raises(StudyError) as e:
+        impl.learn(3)
+    assert "action" in str(e.value) and impl.updates == 0
+    assert main(["learn", "--learner", NAME, "--updates", "2", "--out", str(tmp_path / "x.npz")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err and "\n" not in err and "chess" in err
