@@ -32,10 +32,11 @@ public:
     std::vector<char> state;            // FULL, M_ZERO or MV_ZERO (sparse rows)
     std::vector<AdamStep> hist;         // hist[t - base]: step t's constants (t > base)
     int64_t base = 0;                   // every row stood at step `base` or later at the last settle()
-    // per thread: rows caught up (those with data to move: not a row whose m and v are +0
-    // without weight decay or soft target), row-steps replayed in full, by multiplications, or with
-    // nothing to do, rows whose m reached +0 in a replay, rows written with a gradient (and
-    // of those, rows this update had not caught up: they stood at t - 1 already) (the counts NOTES.md's floor comes from)
+    // Per thread, the counts NOTES.md's floor comes from: rows caught up (those with data to
+    // move: not a row whose m and v are +0 without weight decay or soft target), row-steps
+    // replayed in full, by multiplications, or with nothing to do, rows whose m reached +0
+    // in a replay, rows written with a gradient, and of those the rows this update had not
+    // caught up (they stood at t - 1 already).
     std::vector<int64_t> counts;
     enum { C_CAUGHT, C_FULL, C_FAST, C_IDLE, C_ZEROED, C_WRITTEN, C_WRITTEN_ONLY, N_C };
 
