@@ -15,10 +15,11 @@ its defaults are what a practitioner starts from; the two peers differ only in t
 The criterion is training/chess.py's: the deterministic policy (argmax over the legal
 actions, `predict(deterministic=True, action_masks=...)`) scores at least 0.75 over 400
 games against the uniform-random mover, both colours, in training/chess.py's games
-(versions/chess/client/score.py: env i of seed 10^9 + seed, its first game). The ladder
-peer's policy plays them on its own rung; the PettingZoo peer's on v1_python's python-chess
-boards, its observation and action ids made from each board by PettingZoo's own functions
-(chess_pz.Observer). A scoring runs every `eval_every` env steps (at the first callback step
+(versions/chess/client/score.py: env i of seed 10^9 + seed, its first game), stepped by the
+fastest chess rung (`version`; verified against python-chess by harness verify). The ladder
+peer's policy sees the rung's observations; the PettingZoo peer's sees each game as a
+python-chess board replayed from the rung's moves, its observation, mask and action ids made
+from the board by PettingZoo's own functions (chess_pz.Observer). A scoring runs every `eval_every` env steps (at the first callback step
 past each multiple) and at the end; its time is taken out of the training time, as
 training/chess.py takes its scorings out. The budget is training seconds; PPO's update phase
 (10 epochs over 2048 steps) is not interrupted, so a run can pass it by one phase.
@@ -98,7 +99,7 @@ class ChessJudge:
                 "last_score": self.curve[-1]["score"], "evals": len(self.curve),
                 "eval_s": self.eval_s, "curve": self.curve, "criterion": self.s.criterion,
                 "eval_games": self.s.games, "eval_seed": EVAL_SEED_OFFSET + self.s.seed,
-                "eval_every": self.s.eval_every, "stop_reason": self.stop_reason or "budget"}
+                "eval_every": self.s.eval_every, "eval_version": self.s.version, "stop_reason": self.stop_reason or "budget"}
 
 
 def _hyperparameters(model) -> dict:
@@ -182,7 +183,7 @@ def run_pettingzoo(s) -> dict:
             pz_mask = np.stack([ob.mask(b) for b in boards])
             a = _deterministic(model, pz_obs, pz_mask)
             return [move_to_action(b, ob.move(b, int(x))) for b, x in zip(boards, a)]
-        return score_policy(act, s.games, EVAL_SEED_OFFSET + s.seed, "v1_python", with_boards=True)
+        return score_policy(act, s.games, EVAL_SEED_OFFSET + s.seed, s.version, with_boards=True)
     return _train(s, VsRandom, scorer, extra_packages=["pettingzoo"],
                   env_note="chess_v6.env() (default wrappers) for one agent, the other side a "
                            "uniform-random legal move (peers/train/chess_pz.py); PettingZoo's "

@@ -44,7 +44,7 @@ class ChessSettings:
     eval_every: int
     games: int = 400
     criterion: float = 0.75
-    version: str = "v4_cpp"        # the ladder peer's rung
+    version: str = "v4_cpp"        # the rung the ladder peer trains on and every peer is scored on
     quick: bool = False
 
 
@@ -82,9 +82,8 @@ def run_one(s: ChessSettings, timeout: Optional[float] = None) -> dict:
     timeout = timeout or timeout_for(s.budget_s, s.eval_every)
     base = {"entry": ENTRY, "workload": "chess", "peer": s.peer, "title": REGISTRY[s.peer][1],
             "seed": s.seed, "quick": s.quick, "budget_s": s.budget_s, "eval_every": s.eval_every,
-            "eval_games": s.games, "criterion": s.criterion, "timeout_s": timeout}
-    if s.peer == "sb3c_maskppo_ladder":
-        base["version"] = s.version
+            "eval_games": s.games, "criterion": s.criterion, "timeout_s": timeout,
+            "version": s.version}
     cmd = [sys.executable, "-m", "peers.train.chess_runner", "--peer", s.peer, "--seed", str(s.seed),
            "--budget", repr(s.budget_s), "--eval-every", str(s.eval_every), "--games", str(s.games),
            "--criterion", repr(s.criterion), "--version", s.version] + (["--quick"] if s.quick else [])
@@ -121,7 +120,7 @@ def run_one(s: ChessSettings, timeout: Optional[float] = None) -> dict:
         from core.results import source_hash
         srcs = ["peers/train/chess_maskable.py", "peers/train/chess_pz.py", "peers/train/chess_runner.py",
                 "versions/chess/client"]
-        row["sources"], row["code_hash"] = srcs, source_hash(srcs)
+        row["sources"], row["source_hash"] = srcs, source_hash(srcs)
     return row
 
 

@@ -6,9 +6,11 @@
 
 `act(obs, masks, boards) -> actions` chooses the agent's moves of the games still playing:
 obs float32 [k, 20, 8, 8] (the contract's planes), masks bool [k, 4672], boards the games'
-python-chess boards (with with_boards=True, else None); it returns k legal actions (the
-deterministic policy: argmax over the legal ones). A policy trained on another encoding
-(PettingZoo's) builds its own observation from the board.
+python-chess boards (with with_boards=True, else None: v1_python's own boards, or, on the
+other rungs, boards replayed from the rung's moves of the episode, `state(i)`); it returns k
+legal actions (the deterministic policy: argmax over the legal ones). A policy trained on
+another encoding (PettingZoo's) builds its own observation from the board; the boards are
+the games' own: give them back as they came.
 
 The games are training/chess.py's `evaluate` games: ladder/Chess-v0 over `games` envs,
 reset(seed=seed), so env i is the batch generator's env i under that seed (its colour, its
@@ -23,9 +25,10 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
+import chess
 import numpy as np
 
-from versions.chess.common.encoding import obs_planes
+from versions.chess.common.encoding import action_to_move, obs_planes
 from versions.chess.common.spec import BIT_WHITE, END_CAP, END_CHECKMATE
 
 
@@ -34,8 +37,7 @@ def score_policy(act: Callable, games: int = 400, seed: int = 0, version: Option
     from versions.chess.client.vector_env import NEXT, ChessVectorEnv
     env = ChessVectorEnv(games, seed=seed, version=version, autoreset_mode=NEXT,
                          obs_mode="compact", episode_statistics=False)
-    if with_boards and env.stepper_kind != "python":
-        raise ValueError("with_boards needs the python-chess stepper (version='v1_python')")
+    replayed = {}
     try:
         obs, info = env.reset(seed=seed)
         white = ((obs[:, 12] >> np.uint64(BIT_WHITE)) & np.uint64(1)).astype(bool)
@@ -46,7 +48,7 @@ def score_policy(act: Callable, games: int = 400, seed: int = 0, version: Option
         while (result == -2).any():
             live = np.flatnonzero(result == -2)
             actions = masks.argmax(axis=1).astype(np.int64)   # finished games: any legal move
-            boards = [env._stepper.games[i].board for i in live] if with_boards else None
+            boards = [_board(env, i, replayed) for i in live] if with_boards else None
             chosen = np.asarray(act(obs_planes(obs[live]), masks[live], boards), np.int64).reshape(-1)
             if chosen.shape != live.shape or not masks[live, chosen].all():
                 raise ValueError("the policy chose an illegal action (or not one per game)")
@@ -70,3 +72,14 @@ def score_policy(act: Callable, games: int = 400, seed: int = 0, version: Option
         out[f"games_{side}"] = int(m.sum())
     return out
 
+
+
+def _board(env, i: int, replayed: dict) -> chess.Board:
+    """Game i's python-chess board: v1_python's own, or one replayed from the rung's moves."""
+    if env.stepper_kind == "python":
+        return env._stepper.games[i].board
+    b = replayed.setdefault(i, chess.Board())
+    _, moves = env._stepper.state(int(i))
+    for a in moves[len(b.move_stack):]:
+        b.push(action_to_move(b, int(a)))
+    return b

@@ -1,0 +1,148 @@
+"""The chess part, continued: the practitioners' own tools' time to a trained agent (rows
+chess_peer_training, written by `python -m harness chess-peers-train`; peers/train/
+chess_maskable.py), beside the study's chess runs."""
+from __future__ import annotations
+
+from core.measure import quartiles
+from report.context import fmt_time, md_table
+from report.data import stale
+
+ORDER = 61.5
+WORKLOAD = "chess"
+KIND = "chess_peer_training"
+STALE = " †"
+
+
+def _long(s) -> str:
+    return "-" if s is None else (f"{s / 60:.1f} min" if s >= 600 else fmt_time(s))
+
+
+def groups(c) -> dict:
+    """entry -> the rows of its newest run (a peer's name, or 'rung x learner' for ours)."""
+    out = {}
+    for r in c.rows(KIND):
+        out.setdefault(r.get("entry") or r.get("peer"), []).append(r)
+    for k, rows in out.items():
+        newest = max(r["run_id"] for r in rows)
+        out[k] = [r for r in rows if r["run_id"] == newest]
+    return out
+
+
+def summary(rows) -> dict:
+    ok = [r for r in rows if r.get("status") in ("reached", "not_reached")]
+    reached = [r for r in ok if r.get("reached")]
+    times = [r["time_to_criterion_s"] for r in reached]
+    return {"ok": ok, "reached": reached, "all": bool(ok) and len(reached) == len(ok),
+            "q": quartiles(times) if times else None,
+            "best": max((r["best_score"] for r in ok if r.get("best_score") is not None), default=None),
+            "budget": max((r["budget_s"] for r in ok), default=None)}
+
+
+def time_cell(s) -> str:
+    if not s["ok"]:
+        return "-"
+    if s["all"]:
+        q1, med, q3 = s["q"]
+        return f"{_long(med)} [{_long(q1)}-{_long(q3)}]"
+    part = f" ({len(s['reached'])}/{len(s['ok'])} seeds reached it)" if s["reached"] else ""
+    return f"did not reach within {_long(s['budget'])}, best score {s['best']:.3f}{part}"
+
+
+def ratio_cell(s, ours) -> str:
+    """Peer / ours, both from one run; a peer that did not reach gives a lower bound."""
+    if ours is None or not ours["all"] or not s["ok"]:
+        return "-"
+    base = ours["q"][1]
+    if s["all"]:
+        return f"{s['q'][1] / base:,.0f}x"
+    return f"> {s['budget'] / base:,.0f}x (budget / ours)"
+
+
+def render_rows(c, g: dict) -> str:
+    ours_key = next((k for k, rows in g.items() if rows[0].get("family") == "ladder"), None)
+    ours_rows = g.get(ours_key) or []
+    ours = summary(ours_rows) if ours_rows else None
+    body, settings, skipped = [], [], []
+    for key, rows in g.items():
+        r0 = next((r for r in rows if r.get("status") in ("reached", "not_reached")), rows[0])
+        s = summary(rows)
+        if not s["ok"]:
+            skipped.append(f"`{key}`: {r0.get('status')}, {r0.get('reason')}")
+            continue
+        same_run = ours_rows and ours_rows[0]["run_id"] == r0["run_id"]
+        vers = r0.get("versions") or {}
+        lib = ", ".join(f"{k} {v}" for k, v in vers.items() if v and k not in ("numpy", "gymnasium", "chess"))
+        body.append((f"`{key}`" + (STALE if any(stale(r) for r in rows) else ""),
+                     lib or f"this project (`{r0.get('learner')}`)",
+                     ", ".join(str(r["seed"]) for r in s["ok"]), time_cell(s),
+                     ", ".join(f"{r['best_score']:.3f}" for r in s["ok"]),
+                     f"{sorted(r['env_steps'] for r in s['ok'])[len(s['ok']) // 2]:,}" if "env_steps" in r0
+                     else f"{sorted(r['transitions'] for r in s['ok'])[len(s['ok']) // 2]:,}",
+                     "-" if key == ours_key else (ratio_cell(s, ours) if same_run else "- (not one run)")))
+        if r0.get("hyperparameters"):
+            hp = r0["hyperparameters"]
+            settings.append(f"`{key}`: {r0.get('env')}; {r0.get('hyperparameters_source')}: "
+                            + ", ".join(f"{k} {v}" for k, v in hp.items()))
+    if not body and not skipped:
+        return ""
+    allrows = [r for rows in g.values() for r in rows]
+    r_any = next((r for r in allrows if r.get("status") in ("reached", "not_reached")), allrows[0])
+    seeds = sorted({r["seed"] for r in allrows if r.get("seed") is not None})
+    peers = [k for k in g if k != ours_key]
+    cmd = (f"`python -m harness chess-peers-train " + " ".join(f"--peer {p}" for p in peers)
+           + f" --first-seed {seeds[0]} --seeds {len(seeds)} --budget {r_any.get('budget_s', 0):g} "
+           f"--eval-every {r_any.get('eval_every')} --games {r_any.get('eval_games')} --version "
+           f"{r_any.get('version')}" + (f" --ours {ours_rows[0].get('learner')}" if ours_rows else "") + "`")
+    out = ["### Chess in the practitioner's own tools: time to 0.75", "",
+           f"{cmd} (run {r_any['run_id']}, one run at a time, seeds never used to choose settings): "
+           f"each peer trains with its own library against the uniform-random mover and is scored "
+           f"as the study's chess runs are (`training/chess.py`): the deterministic policy plays "
+           f"{r_any.get('eval_games')} games, both colours, against the random mover, in the games "
+           f"of the `evaluate` seeds, stepped by `{r_any.get('version')}` (verified against "
+           f"python-chess); win 1, draw or the move cap 1/2, loss 0. A scoring every "
+           f"{r_any.get('eval_every'):,} env steps and at the end, its time taken out of the "
+           f"training time; trained at the first scoring at 0.75 or more. Time to 0.75: median "
+           f"[IQR] of training seconds over the seeds. The ratio is the peer's median over the "
+           f"study's pair's, both from this one run.", "",
+           md_table(["Run", "Library", "Seeds", "Time to 0.75 [IQR]", "Best score per seed",
+                     "Env steps (median)", "vs the study's pair"], body)]
+    if any(STALE in row[0] for row in body):
+        out += ["", "† code the row hashes has changed since it was measured."]
+    if settings:
+        out += ["", "Settings. " + " ".join(s + "." for s in settings)]
+    if skipped:
+        out += ["", "Not run: " + "; ".join(skipped) + "."]
+    fig = curve_figure(c, g)
+    if fig:
+        out += ["", f"![Chess peers' score against the random mover]({fig})"]
+    return "\n".join(out) + "\n"
+
+
+def curve_figure(c, g):
+    pts = [(k, r) for k, rows in g.items() for r in rows if r.get("curve")]
+    if not pts:
+        return None
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(6.5, 3.6))
+    names = list(dict.fromkeys(k for k, _ in pts))
+    for k, r in pts:
+        i = names.index(k)
+        xs = [p["train_s"] for p in r["curve"]]
+        ys = [p["score"] for p in r["curve"]]
+        first = r is next(rr for kk, rr in pts if kk == k)
+        ax.plot(xs, ys, marker="os^v"[i % 4], ms=3, color=f"C{i}", alpha=0.7, label=k if first else None)
+    ax.axhline(0.75, color="k", lw=0.8, ls="--", label="criterion")
+    ax.axhline(0.5, color="grey", lw=0.8, ls=":", label="random vs random (about 0.5)")
+    ax.set_xlabel("training seconds (scoring excluded)")
+    ax.set_ylabel("score against the random mover")
+    ax.set_ylim(0, 1)
+    ax.set_title(f"one line per seed ({c.machine_line})", fontsize=9)
+    ax.legend(fontsize=7)
+    ax.grid(alpha=0.3)
+    return c.savefig(fig, "chess_peers_training_curve")
+
+
+def render(ctx):
+    c = ctx.for_workload(WORKLOAD)
+    g = groups(c)
+    return render_rows(c, g) if g else ""
