@@ -151,18 +151,26 @@ def test_pettingzoo_observation_from_a_board_is_chess_v6s():
     env = chess_v6.env()
     env.reset(seed=1)
     ob, rng = Observer(), np.random.default_rng(2)
+    # knights out and back (repeated positions: the repetition plane), then random moves
+    script = ["e2e4", "e7e5", "g1f3", "g8f6", "f3g1", "f6g8", "g1f3", "b8c6"]   # no threefold
+    repeated = 0
     for ply in range(160):
         obs, _, term, trunc, _ = env.last()
         if term or trunc:
             break
         board = env.unwrapped.board
-        if rng.random() < 0.6:                  # the observer is asked at some plies only
+        repeated += board.is_repetition(2)
+        if ply < len(script) + 4 or rng.random() < 0.6:     # asked at some plies only
             np.testing.assert_array_equal(ob.observation(board), obs["observation"])
             np.testing.assert_array_equal(ob.mask(board), obs["action_mask"].astype(bool))
         legal = np.flatnonzero(obs["action_mask"])
-        a = int(legal[rng.integers(legal.size)])
+        if ply < len(script):
+            a = next(int(x) for x in legal if ob.move(board, int(x)).uci() == script[ply])
+        else:
+            a = int(legal[rng.integers(legal.size)])
         assert ob.move(board, a) in board.legal_moves
         env.step(a)
+    assert repeated >= 2 and ply > 40
     v = VsRandom()
     o, _ = v.reset(seed=3)
     assert o.shape == (8, 8, 111) and v.action_masks().sum() == 20

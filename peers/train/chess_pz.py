@@ -82,8 +82,17 @@ class Observer:
         _, self.utils = _env_module()
         self.cache = {}            # id(board) -> (board, plies seen, history planes [8, 8, 104])
 
+    @staticmethod
+    def _short(board: chess.Board, plies: int = None) -> chess.Board:
+        """A copy holding the last `plies` moves (default: the halfmove clock's). PettingZoo's
+        functions mirror (copy) the board, move stack and all, on every call; what they read
+        of the stack is is_repetition(2), which never looks past the last capture or pawn
+        move (python-chess stops at an irreversible move), so the copy reads the same."""
+        keep = board.halfmove_clock if plies is None else plies
+        return board.copy(stack=min(len(board.move_stack), keep))
+
     def _planes(self, board: chess.Board) -> np.ndarray:
-        return self.utils.get_observation(board, 0)[:, :, 7:]
+        return self.utils.get_observation(self._short(board), 0)[:, :, 7:]
 
     def observation(self, board: chess.Board) -> np.ndarray:
         """chess_v6's observe() for the side to move (the board is kept: its id is the key)."""
@@ -102,7 +111,7 @@ class Observer:
             hist = np.dstack(planes + [hist[:, :, :13 * (HISTORY - new)]])
         self.cache[id(board)] = (board, n, hist)
         player = 0 if board.turn == chess.WHITE else 1
-        obs = np.dstack((self.utils.get_observation(board, player)[:, :, :7], hist))
+        obs = np.dstack((self.utils.get_observation(self._short(board), player)[:, :, :7], hist))
         if player == 1:                      # as chess_v6's observe() flips for player_1
             obs = np.flip(obs, axis=0)
             for i in range(1, 9):
@@ -113,7 +122,7 @@ class Observer:
 
     def mask(self, board: chess.Board) -> np.ndarray:
         m = np.zeros(4672, bool)
-        m[self.utils.legal_moves(board)] = True
+        m[self.utils.legal_moves(self._short(board, 0))] = True
         return m
 
     def move(self, board: chess.Board, action: int) -> chess.Move:

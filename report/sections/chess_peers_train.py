@@ -21,7 +21,7 @@ def groups(c) -> dict:
     """entry -> the rows of its newest run (a peer's name, or 'rung x learner' for ours)."""
     out = {}
     for r in c.rows(KIND):
-        out.setdefault(r.get("entry") or r.get("peer"), []).append(r)
+        out.setdefault(r["peer"] if r.get("family") == "peer" else r.get("entry"), []).append(r)
     for k, rows in out.items():
         newest = max(r["run_id"] for r in rows)
         out[k] = [r for r in rows if r["run_id"] == newest]
@@ -83,6 +83,13 @@ def render_rows(c, g: dict) -> str:
             hp = r0["hyperparameters"]
             settings.append(f"`{key}`: {r0.get('env')}; {r0.get('hyperparameters_source')}: "
                             + ", ".join(f"{k} {v}" for k, v in hp.items()))
+        elif r0.get("config"):
+            cfg = r0["config"]
+            settings.append(f"`{key}`: `training/chess.py`'s DQN, N = {cfg['envs']} games x T = "
+                            f"{cfg['steps']} moves a round, U = {cfg['updates_per_round']}, lr "
+                            f"{cfg['lr']:.3g}, epsilon {cfg['eps_start']:g} to {cfg['eps_end']:g} over "
+                            f"{cfg['eps_decay_rounds']} rounds, {cfg.get('workers', 1)} generator "
+                            f"thread(s), scored every {cfg['eval_every']} rounds")
     if not body and not skipped:
         return ""
     allrows = [r for rows in g.values() for r in rows]

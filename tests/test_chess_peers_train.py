@@ -1,0 +1,92 @@
+"""The chess peers' time to a trained agent (peers/train/chess_runner.py, chess_maskable.py,
+harness chess-peers-train): bad input refused in one line, a missing library a skipped row,
+a real short run a well-formed row, the judge's clock, and the report section's cells."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from core.errors import StudyError
+from peers.train import chess_runner as cr
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.parametrize("kw,match", [
+    ({"peers": ["nope"]}, "unknown chess training peer"), ({"peers": []}, "unknown chess training peer"),
+    ({"budget": 0}, "budget"), ({"budget": float("nan")}, "budget"), ({"budget": "x"}, "budget"),
+    ({"seeds": []}, "seeds"), ({"seeds": [-1]}, "seeds"), ({"seeds": [True]}, "seeds"),
+    ({"eval_every": 0}, "eval-every"), ({"games": 0}, "games")])
+def test_bad_input_is_a_study_error(kw, match):
+    args = {"peers": ["sb3c_maskppo_ladder"], "seeds": [100], "budget": 10, "eval_every": 100, "games": 4}
+    args.update(kw)
+    with pytest.raises(StudyError, match=match):
+        cr.check_inputs(args["peers"], args["seeds"], args["budget"], args["eval_every"], args["games"])
+
+
+@pytest.mark.parametrize("args", [["--peer", "nope"], ["--budget", "0"], ["--budget", "nan"],
+                                  ["--seeds", "0"], ["--first-seed", "1"], ["--eval-every", "0"],
+                                  ["--games", "-1"], ["--version", "v9_none"], ["--ours", "l9_none"]])
+def test_cli_bad_input_is_one_line_and_status_2(args):
+    p = subprocess.run([sys.executable, "-m", "harness", "chess-peers-train", *args], cwd=ROOT,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2, p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1 and "error" in p.stderr
+
+
+def test_missing_library_is_a_skipped_row(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "sb3_contrib", None)          # as if not installed
+    assert cr.child(["--peer", "sb3c_maskppo_ladder", "--seed", "1", "--budget", "5",
+                     "--eval-every", "100", "--version", "v1_python"]) == 0
+    line = [x for x in capsys.readouterr().out.splitlines() if x.startswith("CHESS_ROW ")][-1]
+    row = json.loads(line[len("CHESS_ROW "):])
+    assert row["status"] == "skipped" and row["skipped"] is True and row["reached"] is False
+    assert "sb3_contrib" in row["reason"]
+
+
+def test_judge_scores_on_schedule_and_keeps_scoring_out_of_training_time():
+    import time
+    from peers.train.chess_maskable import ChessJudge
+    s = cr.ChessSettings("sb3c_maskppo_ladder", 3, budget_s=100.0, eval_every=10)
+    scores = iter([0.5, 0.8])
+
+    def scorer():
+        time.sleep(0.2)
+        return {"score": next(scores), "wins": 0, "draws": 0, "losses": 0, "capped": 0,
+                "score_white": None, "score_black": None, "agent_moves": 0}
+    j = ChessJudge(s, scorer)
+    j.start()
+    assert not j.should_stop(9, 0) and j.curve == []
+    assert not j.should_stop(12, 1) and len(j.curve) == 1 and j.next_eval == 20
+    assert j.should_stop(25, 2) and j.stop_reason == "reached"
+    r = j.result(25, 2)
+    assert r["reached"] and r["steps_to_criterion"] == 25 and r["evals"] == 2
+    assert r["eval_s"] >= 0.4 and r["time_to_criterion_s"] < 0.2 and r["best_score"] == 0.8
+
+
+def test_a_short_real_run_gives_a_well_formed_row():
+    pytest.importorskip("sb3_contrib")
+    r = cr.run_one(cr.ChessSettings("sb3c_maskppo_ladder", 7, budget_s=1.0, eval_every=10 ** 6,
+                                    games=2, version="v1_python"))
+    assert r["status"] == "not_reached" and r["reached"] is False, r.get("reason")
+    assert r["entry"] == cr.ENTRY and r["workload"] == "chess" and r["env_steps"] > 0
+    assert r["evals"] == 1 and r["curve"][0]["env_steps"] == r["env_steps"]   # the end's scoring
+    assert 0 <= r["best_score"] <= 1 and r["hyperparameters"]["n_steps"] == 2048
+    assert r["versions"]["sb3-contrib"] and r["source_hash"] and "did not reach" in cr.describe(r)
+
+
+def test_report_cells():
+    from report.sections.chess_peers_train import ratio_cell, summary, time_cell
+    peer = [{"status": "reached", "reached": True, "time_to_criterion_s": t, "best_score": 0.8,
+             "budget_s": 600} for t in (100, 200, 300)]
+    ours = [{"status": "reached", "reached": True, "time_to_criterion_s": t, "best_score": 0.76,
+             "budget_s": 600} for t in (1, 2, 3)]
+    miss = [{"status": "not_reached", "reached": False, "time_to_criterion_s": None,
+             "best_score": b, "budget_s": 300} for b in (0.55, 0.6, 0.58)]
+    assert time_cell(summary(peer)).startswith("200 s [100 s-300 s]")
+    assert ratio_cell(summary(peer), summary(ours)) == "100x"
+    assert time_cell(summary(miss)) == "did not reach within 300 s, best score 0.600"
+    assert ratio_cell(summary(miss), summary(ours)) == "> 150x (budget / ours)"
+    assert ratio_cell(summary(peer), summary(miss)) == "-"
