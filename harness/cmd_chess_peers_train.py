@@ -1,8 +1,8 @@
 """`python -m harness chess-peers-train`: chess peers' time to a trained agent.
 
 Each peer trains with its own library and documented settings against the uniform-random
-mover (peers/train/chess_maskable.py), one (peer, seed) at a time in its own subprocess
-(peers/train/chess_runner.py), and is scored as training/chess.py scores the study's runs:
+mover (training/chess_peers.py), one (peer, seed) at a time in its own subprocess
+(training/chess_peers_runner.py), and is scored as training/chess.py scores the study's runs:
 the deterministic policy's score over --games games (both colours) against the random mover,
 every --eval-every env steps and at the end, scoring time apart; trained at the first
 scoring >= 0.75. A run that does not get there within --budget seconds of training is a row
@@ -30,7 +30,7 @@ FIRST_SEED, SEEDS = 100, 3
 
 
 def register(sub):
-    from peers.train.chess_runner import NAMES
+    from training.chess_peers_runner import NAMES
     p = sub.add_parser("chess-peers-train", help="chess peers' time to a trained agent (MaskablePPO on "
                                                  "PettingZoo and on ladder/Chess-v0), scored as ours")
     p.add_argument("--peer", action="append", help=f"one of {', '.join(NAMES)} (repeatable; default all)")
@@ -50,7 +50,7 @@ def register(sub):
 
 
 def cmd_chess_peers_train(args):
-    from peers.train.chess_runner import NAMES, check_inputs, run_chess_peers
+    from training.chess_peers_runner import NAMES, check_inputs, run_chess_peers
     from training.chess_search import SEEDS as TUNING_SEEDS
     from .progress import Progress
     q = args.quick
@@ -79,7 +79,7 @@ def cmd_chess_peers_train(args):
     if args.ours:
         failed += run_ours(rung, args.ours, seeds, budget, every, games, q, prog.note)
     prog.clear()
-    from peers.train.chess_runner import describe
+    from training.chess_peers_runner import describe
     for r in rows:
         print(f"{r['peer']:24s} seed {r['seed']:<4d} {describe(r)}")
     return 1 if failed else 0

@@ -335,6 +335,11 @@ CASES = [
     ("learners-workload", ["learners", "--workload", "go"], "--workload"),
     ("learners-chess-none", ["learners", "--workload", "chess", "--learner", "l3_native_update"],
      "trains chess"),
+    # -- chess-peers-train
+    ("chess-peers-train-peer", ["chess-peers-train", "--peer", "nope"], "unknown chess training peer"),
+    ("chess-peers-train-budget", ["chess-peers-train", "--budget", "0"], "--budget must be"),
+    ("chess-peers-train-seeds", ["chess-peers-train", "--seeds", "0"], "--seeds must be"),
+    ("chess-peers-train-tuning-seeds", ["chess-peers-train", "--first-seed", "0"], "choose the study's settings"),
     # -- chess-train
     ("chess-train-rung", ["chess-train", "--version", "v9_nope"], "v9_nope"),
     ("chess-train-cartpole-rung", ["chess-train", "--version", "v5c_blocked_mlp"], "v5c_blocked_mlp"),

@@ -120,7 +120,7 @@ def test_score_policy_is_evaluate_with_the_contracts_network():
     from training.chess import evaluate
     from versions.chess.common.net import check_weights, greedy, init_weights, q_values
     w = check_weights(init_weights(5))
-    games = 12 if NATIVE else 3
+    games = 8 if NATIVE else 3
     ours = score_policy(lambda obs, masks, boards: greedy(q_values(w, obs), masks), games, 77, FAST)
     ref = evaluate(FAST, w, games, 77)
     for k in ("score", "wins", "draws", "losses", "capped", "score_white", "games_white"):

@@ -1,6 +1,6 @@
 """The chess part, continued: the practitioners' own tools' time to a trained agent (rows
 chess_peer_training, written by `python -m harness chess-peers-train`; peers/train/
-chess_maskable.py), beside the study's chess runs."""
+training/chess_peers.py), beside the study's chess runs."""
 from __future__ import annotations
 
 from core.measure import quartiles

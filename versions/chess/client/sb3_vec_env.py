@@ -26,11 +26,11 @@ import time
 from typing import Any, List, Sequence
 
 import numpy as np
+from gymnasium.vector import AutoresetMode
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices
 
-from versions.chess.client.vector_env import SAME
-
+SAME = AutoresetMode.SAME_STEP
 MASKS = "action_masks"
 
 

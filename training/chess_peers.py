@@ -1,8 +1,9 @@
 """Chess peers' time to a trained agent: sb3-contrib's MaskablePPO, with its defaults, on
 PettingZoo's chess_v6 and on ladder/Chess-v0, scored as training/chess.py scores our runs.
 
-    sb3c_maskppo_pettingzoo  MaskablePPO("MlpPolicy", VsRandom()) (chess_pz.py: chess_v6 for one
-                             agent against the uniform-random mover, PettingZoo's tutorial shape)
+    sb3c_maskppo_pettingzoo  MaskablePPO("MlpPolicy", VsRandom()) (peers/train/chess_pz.py:
+                             chess_v6 for one agent against the uniform-random mover, in the
+                             shape of PettingZoo's SB3 tutorial)
     sb3c_maskppo_ladder      MaskablePPO("MlpPolicy", gym.make_vec("ladder/Chess-v0", num_envs=1,
                              version=<the fastest chess rung>).to_sb3()), no wrapper
 
@@ -19,10 +20,14 @@ games against the uniform-random mover, both colours, in training/chess.py's gam
 fastest chess rung (`version`; verified against python-chess by harness verify). The ladder
 peer's policy sees the rung's observations; the PettingZoo peer's sees each game as a
 python-chess board replayed from the rung's moves, its observation, mask and action ids made
-from the board by PettingZoo's own functions (chess_pz.Observer). A scoring runs every `eval_every` env steps (at the first callback step
-past each multiple) and at the end; its time is taken out of the training time, as
+from the board by PettingZoo's own functions (chess_pz.Observer). A scoring runs every
+`eval_every` env steps (at the first callback step past each multiple) and at the end; its time is taken out of the training time, as
 training/chess.py takes its scorings out. The budget is training seconds; PPO's update phase
 (10 epochs over 2048 steps) is not interrupted, so a run can pass it by one phase.
+
+The peers live here, above versions/ and peers/ (tests/test_layers.py): the ladder peer steps
+ladder/Chess-v0, and every peer is scored through it; the child process and its runner are
+training/chess_peers_runner.py.
 """
 from __future__ import annotations
 
@@ -30,7 +35,7 @@ import time
 
 import numpy as np
 
-from .common import PeerUnavailable, package_versions, require, thread_info
+from peers.train.common import PeerUnavailable, package_versions, require, thread_info
 
 CRITERION = 0.75
 EVAL_GAMES = 400
@@ -168,7 +173,7 @@ def run_ladder(s) -> dict:
 def run_pettingzoo(s) -> dict:
     """MaskablePPO on PettingZoo's chess_v6 against the uniform-random mover (chess_pz.VsRandom)."""
     try:
-        from .chess_pz import Observer, VsRandom
+        from peers.train.chess_pz import Observer, VsRandom
         VsRandom().close()
     except Exception as e:
         raise PeerUnavailable(f"pettingzoo chess_v6 does not run ({type(e).__name__}: {e})")

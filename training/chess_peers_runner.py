@@ -3,10 +3,10 @@ CartPole peers run: runner.py), rows handed back, never written.
 
     rows = run_chess_peers(["sb3c_maskppo_ladder"], seeds=[100], budget=600, eval_every=20480,
                            version="v5c_blocked_sparse", quick=False, progress=print, on_row=None)
-    python -m peers.train.chess_runner --peer NAME --seed S --budget B ...   (the child: one
+    python -m training.chess_peers_runner --peer NAME --seed S --budget B ...   (the child: one
                            line "CHESS_ROW {json}")
 
-The peers and how they are run and judged: chess_maskable.py. A peer whose library is missing
+The peers and how they are run and judged: training/chess_peers.py. A peer whose library is missing
 is a row with status "skipped" and the reason; a child killed at its hard timeout (budget +
 90 s + 25%, plus its scorings' allowance) or one that crashes is "failed" with the reason.
 """
@@ -28,7 +28,7 @@ from core.errors import StudyError
 from core.procutil import kill_group
 
 ENTRY = "chess_peer_training"
-REGISTRY = {   # name -> (function in chess_maskable, title)
+REGISTRY = {   # name -> (function in training/chess_peers.py, title)
     "sb3c_maskppo_pettingzoo": ("run_pettingzoo", "sb3-contrib MaskablePPO (defaults) on PettingZoo chess_v6"),
     "sb3c_maskppo_ladder": ("run_ladder", "sb3-contrib MaskablePPO (defaults) on ladder/Chess-v0"),
 }
@@ -78,13 +78,13 @@ def timeout_for(budget: float, eval_every: int) -> float:
 
 
 def run_one(s: ChessSettings, timeout: Optional[float] = None) -> dict:
-    from .runner import child_env
+    from peers.train.runner import child_env
     timeout = timeout or timeout_for(s.budget_s, s.eval_every)
     base = {"entry": ENTRY, "workload": "chess", "peer": s.peer, "title": REGISTRY[s.peer][1],
             "seed": s.seed, "quick": s.quick, "budget_s": s.budget_s, "eval_every": s.eval_every,
             "eval_games": s.games, "criterion": s.criterion, "timeout_s": timeout,
             "version": s.version}
-    cmd = [sys.executable, "-m", "peers.train.chess_runner", "--peer", s.peer, "--seed", str(s.seed),
+    cmd = [sys.executable, "-m", "training.chess_peers_runner", "--peer", s.peer, "--seed", str(s.seed),
            "--budget", repr(s.budget_s), "--eval-every", str(s.eval_every), "--games", str(s.games),
            "--criterion", repr(s.criterion), "--version", s.version] + (["--quick"] if s.quick else [])
     t0 = time.perf_counter()
@@ -118,7 +118,7 @@ def run_one(s: ChessSettings, timeout: Optional[float] = None) -> dict:
     row = {**base, **row, "subprocess_s": time.perf_counter() - t0}
     if not row.get("skipped"):
         from core.results import source_hash
-        srcs = ["peers/train/chess_maskable.py", "peers/train/chess_pz.py", "peers/train/chess_runner.py",
+        srcs = ["training/chess_peers.py", "peers/train/chess_pz.py", "training/chess_peers_runner.py",
                 "versions/chess/client"]
         row["sources"], row["source_hash"] = srcs, source_hash(srcs)
     return row
@@ -156,8 +156,8 @@ def child(argv=None) -> int:
     """One (peer, seed) in this process; prints "CHESS_ROW {json}"."""
     import warnings
     warnings.simplefilter("ignore")
-    from .child import _jsonable, process_start_time
-    ap = argparse.ArgumentParser(prog="python -m peers.train.chess_runner")
+    from peers.train.child import _jsonable, process_start_time
+    ap = argparse.ArgumentParser(prog="python -m training.chess_peers_runner")
     ap.add_argument("--peer", required=True, choices=NAMES)
     ap.add_argument("--seed", type=int, required=True)
     ap.add_argument("--budget", type=float, required=True)
@@ -169,11 +169,11 @@ def child(argv=None) -> int:
     a = ap.parse_args(argv)
     s = ChessSettings(a.peer, a.seed, a.budget, a.eval_every, a.games, a.criterion, a.version, a.quick)
     t_proc0 = process_start_time()
-    from .common import PeerUnavailable
+    from peers.train.common import PeerUnavailable
     base = {"peer": s.peer, "seed": s.seed}
     try:
-        from . import chess_maskable
-        out = getattr(chess_maskable, REGISTRY[s.peer][0])(s)
+        from training import chess_peers
+        out = getattr(chess_peers, REGISTRY[s.peer][0])(s)
         t_train0 = out.pop("_t0")
         out["startup_s"] = max(0.0, time.time() - (time.perf_counter() - t_train0) - t_proc0)
         row = {**base, **out, "status": "reached" if out["reached"] else "not_reached",
