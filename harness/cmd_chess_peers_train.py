@@ -10,8 +10,9 @@ scoring >= 0.75. A run that does not get there within --budget seconds of traini
 as its seed ends; --quick: results/<machine>/quick/, a preview with a short budget).
 
 --ours LEARNER also trains the study's pair (the same rung x LEARNER, training/chess.py's
-declared settings) on the same seeds and budget in the same run, so that the report can set
-its time beside the peers' from one run (rows of the same kind, family "ladder").
+declared settings, changed with --ours-set NAME=VALUE, e.g. the search's U and lr) on the same
+seeds and budget in the same run, so that the report can set its time beside the peers' from
+one run (rows of the same kind, family "ladder").
 
 Exit 0 when every run ended with a row (reached or not), 1 when one failed, 2 on bad input.
 """
@@ -45,6 +46,9 @@ def register(sub):
     p.add_argument("--version", help="the chess rung the ladder peer trains on and every run is scored "
                                      "on (default: the fastest measured here)")
     p.add_argument("--ours", metavar="LEARNER", help="also train the study's pair (rung x LEARNER) in this run")
+    p.add_argument("--ours-set", action="append", metavar="NAME=VALUE", default=[],
+                   help="a setting of that run (a chess-train option's name, e.g. lr=3e-4, "
+                        "updates_per_round=32; repeatable)")
     p.add_argument("--quick", action="store_true", help="a short preview (rows in results/<machine>/quick/)")
     p.set_defaults(func=cmd_chess_peers_train)
 
@@ -66,9 +70,13 @@ def cmd_chess_peers_train(args):
     games = args.games or (QUICK_GAMES if q else GAMES)
     peers, seeds, budget = check_inputs(args.peer or list(NAMES), seeds, budget, every, games)
     rung = pick_rung(args.version, q)
+    ours = None
+    if args.ours_set and not args.ours:
+        raise StudyError("--ours-set needs --ours LEARNER")
     if args.ours:
         from training.chess import chess_learner
         chess_learner(args.ours)                   # refused here, before any run
+        ours = ours_config(rung, args.ours, args.ours_set, budget, every, games)
     prog = Progress("chess-peers-train")
     failed = 0
 
@@ -76,8 +84,8 @@ def cmd_chess_peers_train(args):
         results.append(KIND, {"family": "peer", **r}, quick=q)
     rows = run_chess_peers(peers, seeds, budget, every, rung.name, games, q, prog.note, on_row=write)
     failed += sum(r.get("status") == "failed" for r in rows)
-    if args.ours:
-        failed += run_ours(rung, args.ours, seeds, budget, every, games, q, prog.note)
+    if ours is not None:
+        failed += run_ours(ours, seeds, q, prog.note)
     prog.clear()
     from training.chess_peers_runner import describe
     for r in rows:
@@ -97,32 +105,58 @@ def pick_rung(name, quick: bool):
     return rung
 
 
-def run_ours(rung, learner, seeds, budget, every, games, quick, note) -> int:
-    """The study's pair on the same seeds and budget: training/chess.py's declared settings,
-    scored every round whose transitions pass a multiple of --eval-every (640 a round)."""
-    from dataclasses import replace
-    from training.chess import ChessTrainConfig, train
+def ours_config(rung, learner, sets, budget, every, games):
+    """The study's pair's config: training/chess.py's declared settings, --ours-set's changes,
+    the same budget and games, scored every round whose transitions pass a multiple of
+    --eval-every (640 a round at the declared N x T); checked here, before any run."""
+    from dataclasses import fields, replace
+    from training.chess import ChessTrainConfig
     from .cmd_chess_train import threads_for
     base = ChessTrainConfig(version=rung.name, learner=learner, workers=threads_for(rung),
                             budget_s=budget, max_rounds=10 ** 6, eval_games=games)
-    base = replace(base, eval_every=max(1, every // (base.envs * base.steps))).check()
+    kinds = {f.name: type(getattr(base, f.name)) for f in fields(ChessTrainConfig)}
+    fixed = {"version", "learner", "budget_s", "eval_games", "seed"}
+    changes = {}
+    for item in sets:
+        name, eq, text = item.partition("=")
+        name = name.strip().replace("-", "_")
+        if not eq or name not in kinds or name in fixed:
+            raise StudyError(f"--ours-set {item!r}: expected NAME=VALUE with NAME a chess-train "
+                             f"setting other than {', '.join(sorted(fixed))}")
+        try:
+            changes[name] = kinds[name](text) if kinds[name] is not bool else text.lower() in ("1", "true")
+        except ValueError:
+            raise StudyError(f"--ours-set {item!r}: {text!r} is not a {kinds[name].__name__}")
+    cfg = replace(base, **changes)
+    if "eval_every" not in changes:
+        cfg = replace(cfg, eval_every=max(1, every // (cfg.envs * cfg.steps)))
+    cfg = cfg.check()
+    rung.check_workers(cfg.workers, cfg.envs)
+    return cfg
+
+
+def run_ours(base, seeds, quick, note) -> int:
+    """The study's pair on the peers' seeds and budget, one run at a time."""
+    from dataclasses import replace
+    from training.chess import train
+    rung, learner, budget = base.version, base.learner, base.budget_s
     failed = 0
     for s in seeds:
-        note(f"{rung.name} x {learner} seed {s} (budget {budget:g} s)")
+        note(f"{rung} x {learner} seed {s} (budget {budget:g} s)")
         try:
             r = train(replace(base, seed=s), progress=note)
         except StudyError as e:
             failed += 1
-            results.append(KIND, {"family": "ladder", "entry": f"{rung.name} x {learner}", "seed": s,
-                                  "status": "failed", "reason": str(e)}, quick=quick)
+            results.append(KIND, {"family": "ladder", "workload": "chess", "entry": f"{rung} x {learner}",
+                                  "seed": s, "status": "failed", "reason": str(e)}, quick=quick)
             continue
         r.pop("trace", None)
-        results.append(KIND, {"family": "ladder", "entry": f"{rung.name} x {learner}", "workload": "chess",
-                              "version": rung.name, "learner": learner, "seed": s, "budget_s": budget,
+        results.append(KIND, {"family": "ladder", "entry": f"{rung} x {learner}", "workload": "chess",
+                              "version": rung, "learner": learner, "seed": s, "budget_s": budget,
                               "status": "reached" if r["reached"] else "not_reached",
-                              "criterion": base.criterion, "eval_games": games, "eval_every": every,
-                              **r}, quick=quick)
-        note(f"{rung.name} x {learner} seed {s}: "
+                              "criterion": base.criterion, "eval_games": base.eval_games,
+                              "eval_every": base.eval_every * base.envs * base.steps, **r}, quick=quick)
+        note(f"{rung} x {learner} seed {s}: "
              + (f"reached in {r['time_to_criterion_s']:.1f} s" if r["reached"]
                 else f"did not reach in {budget:g} s (best {r['best_score']})"))
     return failed

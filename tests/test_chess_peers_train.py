@@ -89,3 +89,15 @@ def test_report_cells():
     assert time_cell(summary(miss)) == "did not reach within 300 s, best score 0.600"
     assert ratio_cell(summary(miss), summary(ours)) == "> 150x (budget / ours)"
     assert ratio_cell(summary(peer), summary(miss)) == "-"
+
+
+def test_ours_settings_apply_and_the_report_gives_them_back():
+    from core.discover import get_rung
+    from harness.cmd_chess_peers_train import ours_config
+    from report.sections.chess_peers_train import ours_sets
+    cfg = ours_config(get_rung("v1_python", "chess"), "l1_torch_eager",
+                      ["lr=3e-4", "updates-per-round=32"], 120.0, 20_480, 400)
+    assert (cfg.lr, cfg.updates_per_round, cfg.eval_every, cfg.budget_s) == (3e-4, 32, 32, 120.0)
+    assert ours_sets([{"config": cfg.to_dict()}]) == " --ours-set lr=0.0003 --ours-set updates_per_round=32"
+    with pytest.raises(StudyError, match="not a int"):
+        ours_config(get_rung("v1_python", "chess"), "l1_torch_eager", ["envs=x"], 120.0, 20_480, 400)

@@ -58,6 +58,20 @@ def ratio_cell(s, ours) -> str:
     return f"> {s['budget'] / base:,.0f}x (budget / ours)"
 
 
+def ours_sets(rows) -> str:
+    """--ours-set options that give the study's pair's run its settings (those not declared)."""
+    cfg = next((r["config"] for r in rows if r.get("config")), None)
+    if not cfg:
+        return ""
+    from dataclasses import fields
+    from training.chess import ChessTrainConfig
+    d = ChessTrainConfig()
+    skip = {"version", "learner", "budget_s", "eval_games", "seed", "max_rounds", "workers", "eval_every"}
+    return "".join(f" --ours-set {f.name}={cfg[f.name]:g}" if isinstance(cfg[f.name], float)
+                   else f" --ours-set {f.name}={cfg[f.name]}" for f in fields(ChessTrainConfig)
+                   if f.name in cfg and f.name not in skip and cfg[f.name] != getattr(d, f.name))
+
+
 def render_rows(c, g: dict) -> str:
     ours_key = next((k for k, rows in g.items() if rows[0].get("family") == "ladder"), None)
     ours_rows = g.get(ours_key) or []
@@ -99,7 +113,8 @@ def render_rows(c, g: dict) -> str:
     cmd = (f"`python -m harness chess-peers-train " + " ".join(f"--peer {p}" for p in peers)
            + f" --first-seed {seeds[0]} --seeds {len(seeds)} --budget {r_any.get('budget_s', 0):g} "
            f"--eval-every {r_any.get('eval_every')} --games {r_any.get('eval_games')} --version "
-           f"{r_any.get('version')}" + (f" --ours {ours_rows[0].get('learner')}" if ours_rows else "") + "`")
+           f"{r_any.get('version')}" + (f" --ours {ours_rows[0].get('learner')}" if ours_rows else "")
+           + ours_sets(ours_rows) + "`")
     out = ["### Chess in the practitioner's own tools: time to 0.75", "",
            f"{cmd} (run {r_any['run_id']}, one run at a time, seeds never used to choose settings): "
            f"each peer trains with its own library against the uniform-random mover and is scored "
