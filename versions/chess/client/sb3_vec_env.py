@@ -8,7 +8,7 @@ with sb3-contrib's action-mask convention, so MaskablePPO trains on ladder/Chess
 SB3's conventions, as its DummyVecEnv over Monitor-wrapped envs has them (the CartPole
 client's RungSB3VecEnv does the same):
   - reset() -> obs; seeds from seed(s) and options from set_options() are used once, at
-    the next reset (seed s: env i is the batch generator's env i under s, WORKLOAD.md);
+    the next reset (seed(s): env i gets seed s + i, SB3's convention);
   - step_wait() -> obs, rewards float32 [N], dones bool [N], infos: a list of N dicts;
     resets are same-step: where an episode ended, obs holds the new episode's first
     position, info["terminal_observation"] the final one, info["TimeLimit.truncated"] is
