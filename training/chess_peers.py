@@ -128,7 +128,18 @@ def _train(s, make_env, make_scorer, extra_packages=(), env_note="") -> dict:
     t_set = time.perf_counter()
     env = make_env()
     model = sb3c.MaskablePPO("MlpPolicy", env, seed=s.seed, device="cpu", verbose=0)
-    judge = ChessJudge(s, lambda: make_scorer(model))
+    def scorer():
+        # One torch thread while scoring: a scoring is a few hundred small forwards, which a
+        # second thread only slows (on the busy 2-core machine a 40-game PettingZoo scoring
+        # took 42 s at torch's default of 2 and 12 s at 1, the same games and actions). The
+        # training's threads are given back before it resumes; scoring time is not training's.
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            return make_scorer(model)
+        finally:
+            torch.set_num_threads(threads)
+    judge = ChessJudge(s, scorer)
     setup_s = time.perf_counter() - t_set
 
     class Stop(BaseCallback):
@@ -144,7 +155,7 @@ def _train(s, make_env, make_scorer, extra_packages=(), env_note="") -> dict:
             "hyperparameters_source": f"sb3-contrib {package_versions(['sb3-contrib'])['sb3-contrib']} "
                                       "MaskablePPO constructor defaults (no published chess settings)",
             "versions": package_versions(PACKAGES + list(extra_packages)),
-            "threads": thread_info(torch), "env": env_note}
+            "threads": thread_info(torch), "scoring_torch_threads": 1, "env": env_note}
 
 
 def _deterministic(model, obs, masks):
