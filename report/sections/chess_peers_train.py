@@ -125,7 +125,10 @@ def render_rows(c, g: dict) -> str:
            f"{r_any.get('eval_every'):,} env steps and at the end, its time taken out of the "
            f"training time; trained at the first scoring at 0.75 or more. Time to 0.75: median "
            f"[IQR] of training seconds over the seeds. The ratio is the peer's median over the "
-           f"study's pair's, both from this one run.", "",
+           f"study's pair's, both from this one run (a peer that did not reach 0.75: its budget "
+           f"over the pair's median, a lower bound). The settings, the rule differences and the "
+           f"other masked-action trainers looked at (and why they are not rows): "
+           f"[peers/train/NOTES.md](../peers/train/NOTES.md).", "",
            md_table(["Run", "Library", "Seeds", "Time to 0.75 [IQR]", "Best score per seed",
                      "Env steps (median)", "vs the study's pair"], body)]
     if any(STALE in row[0] for row in body):
