@@ -37,10 +37,8 @@ import numpy as np
 
 from peers.train.common import PeerUnavailable, package_versions, require, thread_info
 
-CRITERION = 0.75
-EVAL_GAMES = 400
-EVAL_SEED_OFFSET = 10 ** 9          # training/chess.py's: scoring games share no training seed
-DEFAULT_EVAL_EVERY = 20_480         # ten of MaskablePPO's 2,048-step rollouts
+from training.chess import EVAL_SEED_OFFSET   # scoring games share no training seed
+
 PACKAGES = ["sb3-contrib", "stable-baselines3", "torch", "gymnasium", "chess", "numpy"]
 
 
@@ -128,6 +126,7 @@ def _train(s, make_env, make_scorer, extra_packages=(), env_note="") -> dict:
     t_set = time.perf_counter()
     env = make_env()
     model = sb3c.MaskablePPO("MlpPolicy", env, seed=s.seed, device="cpu", verbose=0)
+
     def scorer():
         # One torch thread while scoring: a scoring is a few hundred small forwards, which a
         # second thread only slows (on the busy 2-core machine a 40-game PettingZoo scoring
