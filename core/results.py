@@ -36,6 +36,7 @@ from typing import Dict, List, Optional, Sequence
 from .errors import StudyError
 from core.machine import machine, machine_id, provenance
 from core.source_hash import hash_memo, source_hash  # noqa: F401 (rows name their code: results.source_hash)
+from core import code_hash as _code
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN_ID = os.environ.get("STUDY_RUN_ID") or time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:6]
@@ -109,6 +110,8 @@ def append(kind: str, row: dict, quick: Optional[bool] = None,
         quick = bool(row.get("quick", False))
     full = {"kind": kind, "run_id": RUN_ID, "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "quick": bool(quick), **row, "provenance": provenance()}
+    if "code" not in full:
+        full["code"] = code_of(row)
     line = (json.dumps(full, default=_jsonable, allow_nan=True) + "\n").encode()
     path = kind_path(kind, quick, directory=directory)
     try:
@@ -120,6 +123,24 @@ def append(kind: str, row: dict, quick: Optional[bool] = None,
         raise StudyError(f"results: cannot write under {path.parent}: {e.strerror}")
     append_line(path, line)
     return full
+
+
+_CODE: Dict[tuple, str] = {}
+
+
+def code_of(row: dict) -> dict:
+    """The row's `code`: the roots it ran from and the hash of what they reach
+    (core/code_hash.py). Hashed once per set of roots in a process: the code a process runs
+    is the code it loaded, however long it then measures. A hash that cannot be taken is
+    said in the row, never a reason to lose the measurement."""
+    try:
+        roots = _code.code_roots(row)
+        key = tuple(roots)
+        if key not in _CODE:
+            _CODE[key] = _code.code_hash(roots)
+        return {"scheme": _code.SCHEME, "roots": roots, "hash": _CODE[key]}
+    except Exception as e:                       # noqa: BLE001 (a row is never lost to it)
+        return {"scheme": _code.SCHEME, "error": f"{type(e).__name__}: {e}"}
 
 
 _HELD = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)

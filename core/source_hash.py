@@ -1,6 +1,8 @@
-"""The code a row measured, as one hash: sha256 over the files git tracks (or would track)
-under the row's source paths. A row whose sources hash differently today is stale (†) in the
-report: it describes the code as it was when measured."""
+"""The older hash of the code a row measured: sha256 over the paths and bytes of the files git
+tracks (or would track) under the row's source paths. Rows now carry core/code_hash.py's
+hash of what they ran (docs/CODE_HASH.md); this one judges the older rows that
+scripts/code_hashes.py could not place at their commit, and the writers that still compare
+it (harness/cmd_chess_train.py's reuse of round costs)."""
 from __future__ import annotations
 
 import contextlib
@@ -44,11 +46,16 @@ def hash_memo():
     hashes the same few source lists for hundreds of rows; files do not change while it
     renders)."""
     global _hash_memo
+    from core import code_hash
     outer, _hash_memo = _hash_memo, ({} if _hash_memo is None else _hash_memo)
+    if outer is None:
+        code_hash.set_render_memo(True)
     try:
         yield
     finally:
         _hash_memo = outer
+        if outer is None:
+            code_hash.set_render_memo(False)
 
 
 def source_hash(paths: Iterable[str], root_dir: Path = ROOT) -> str:

@@ -9,7 +9,10 @@ verified rung x learner of this machine's rows (or --version / --learner):
    "algorithm": updates, transitions and FLOPs to solved, the wall-clock (start-up and the
    greedy evaluation apart, as in `make e2e`).
 `--search` instead runs the Optuna search that chose a5's settings (seeds 0-1 only; the
-objective is the wall-clock to solved) and writes rows of kind "algorithm_trials".
+objective is the wall-clock to solved, or with `--objective flops` the learner's FLOPs to
+solved) on a storage (training/study.py: it resumes, several commands may share it); each
+trial's row of kind "algorithm_trials" is written as it ends, and a last row names the
+selected trial.
 """
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ from core import discover, results
 from core.errors import StudyError
 
 from .cli_util import bounded_float, check_threads, positive_int, seed_int
+from .study_args import add_study_args, check_parallel, selection_row, study_options
 
 BENCH_STAGE = (47, "The algorithm ladder: each recipe verified, then trained to solved on unseen seeds")
 SEEDS, SEARCH_SEEDS = (100, 101, 102, 103, 104), (0, 1)
@@ -38,6 +42,11 @@ SEARCH_SPACES = {SEARCH_BASE: SEARCH_SPACE,
                  "a5_searched": {"n_step": (3, 4, 5, 6, 8), "hidden": (16, 24, 32),
                                  "updates_per_round": (128, 256, 512), "batch_size": (16, 32, 64),
                                  "lr": ("log", 1e-3, 1e-2)}}
+
+
+OBJECTIVES = {"wall": "the mean wall-clock to solved on seeds 0-1, one trial at a time",
+              "flops": "the mean learner FLOPs to solved (what trials side by side cannot move; "
+                       "takes --jobs > 1)"}
 
 
 def register(sub):
@@ -63,9 +72,22 @@ def register(sub):
                    help=f"the rung --search starts from (default {SEARCH_BASE}); each has its own space")
     p.add_argument("--trials", type=positive_int("--trials", 1000), default=SEARCH_TRIALS,
                    help=f"Optuna trials of --search (default {SEARCH_TRIALS})")
+    add_study_args(p, OBJECTIVES)
     p.add_argument("--quick", action="store_true", help="one seed, a short budget (indicative)")
     p.add_argument("--list", action="store_true", help="list the rungs and their settings")
     p.add_argument("--no-record", action="store_true", help="do not write results rows")
+    p.add_argument("--workload", choices=("cartpole", "chess"), default="cartpole",
+                   help="whose ladder: CartPole's (algorithms/) or chess's (algorithms/chess/; "
+                        "harness/cmd_chess_algorithms.py)")
+    p.add_argument("--cost-only", action="store_true",
+                   help="chess: verify and measure each recipe's cost per round, train no seed")
+    p.add_argument("--cost-pair", action="append", metavar="VERSION:LEARNER",
+                   help="chess: also measure this pair's cost per round at the run's first recipe "
+                        "(e.g. v1_python:l1_torch_eager, the practitioner's loop)")
+    p.add_argument("--workers", type=positive_int("--workers", 256),
+                   help="chess: the generator's threads (default: this machine's cores)")
+    p.add_argument("--train", action="append", metavar="NAME",
+                   help="chess: train only these recipes to 0.75 (the others verified and costed)")
     p.set_defaults(func=cmd_algorithms)
 
 
@@ -84,6 +106,13 @@ def plan(args):
         raise StudyError("--search starts from its own base and space; it takes no --algorithm or --set")
     if not args.search and args.base != SEARCH_BASE:
         raise StudyError("--base chooses where --search starts; it needs --search")
+    study = [o for o, d in (("--storage", None), ("--study-name", None), ("--jobs", 1),
+                            ("--objective", "wall")) if getattr(args, o[2:].replace("-", "_")) != d]
+    if study and not args.search:
+        raise StudyError(f"{study[0]} is an option of --search; it needs --search")
+    if args.search:
+        study_options(args, args.quick)
+        check_parallel(args, {"wall"}, "--objective flops")
     n = args.seeds or (1 if args.quick else len(SEEDS))
     if args.first_seed + n - 1 >= 2 ** 64:
         raise StudyError("--first-seed + --seeds - 1 must stay below 2^64")
@@ -118,6 +147,11 @@ def learner_threads(name: str) -> int:
 
 def cmd_algorithms(args):
     from .progress import Progress
+    if args.workload == "chess":
+        from . import cmd_chess_algorithms
+        return cmd_chess_algorithms.cmd(args)
+    if args.cost_only or args.cost_pair or args.train or args.workers:
+        raise StudyError("--cost-only, --cost-pair, --train and --workers are chess's (--workload chess)")
     todo, seeds = plan(args)
     if args.list:
         for a, s, _ in todo:
@@ -276,14 +310,20 @@ def search(args, note) -> int:
     space = SEARCH_SPACES[args.base]
     base = base_config(alg.settings(args.base), version, learner, threads, workers,
                        args.budget or SEARCH_BUDGET_S)
+    opts = study_options(args, args.quick)
     note(f"search: {args.trials} trials from {args.base} on {version} x {learner}, seeds {SEARCH_SEEDS}")
-    best, trials = select(base, args.trials, list(SEARCH_SEEDS), jobs=1, progress=note, space=space)
-    for t in trials:
+    fields = {"base": args.base, "version": version, "learner": learner, "threads": threads,
+              "budget_s": base.budget_s, "space": space}
+
+    def write(row):
         if not args.no_record:
-            results.append("algorithm_trials", {**t, "base": args.base, "version": version,
-                                                "learner": learner, "threads": threads,
-                                                "budget_s": base.budget_s, "space": space,
-                                                "selected": t["params"] == best}, quick=args.quick)
+            results.append("algorithm_trials", {**row, **fields}, quick=args.quick)
+    best, number, counts, storage, name = select(
+        base, args.trials, list(SEARCH_SEEDS), opts, progress=note, space=space,
+        objective=args.objective, kind=f"algorithms-{args.base}", on_trial=write)
+    write(selection_row(best, number, counts, storage, name, opts, args.objective, {}))
+    print(f"study {name} on {storage}: {counts['complete']} complete, {counts['pruned']} pruned, "
+          f"{counts['failed']} failed")
     print(f"selected: {best}" if best else "no trial solved both seeds")
     return 0 if best else 1
 
@@ -292,6 +332,7 @@ def bench_stage(quick: bool, progress) -> int:
     import argparse
     args = argparse.Namespace(algorithm=None, set=None, version=None, learner=None, threads=None,
                               first_seed=SEEDS[0], seeds=None, budget=None, search=False, base=SEARCH_BASE,
-                              trials=SEARCH_TRIALS, quick=quick, list=False, no_record=False)
+                              trials=SEARCH_TRIALS, quick=quick, list=False, no_record=False,
+                              storage=None, study_name=None, jobs=1, objective="wall")
     todo, seeds = plan(args)
     return run(todo, seeds, args, progress.note, quick)

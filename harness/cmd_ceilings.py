@@ -28,6 +28,7 @@ import sys
 import time
 
 from core import results
+from core.procutil import pinned_threads
 from core.rung import ROOT
 
 BENCH_STAGE = (10, "Machine ceilings: memory bandwidth and float32 GEMM peak")
@@ -122,7 +123,7 @@ def probe_fill_ws(threads, quick):
         samples, written = [], 0
         for _ in range(3 if quick else 7):
             p = subprocess.run([str(exe), str(threads), str(ws), str(reps)], capture_output=True,
-                               text=True, timeout=300, env=dict(os.environ, OMP_NUM_THREADS=str(threads)))
+                               text=True, timeout=300, env=dict(os.environ, **pinned_threads(threads)))
             if p.returncode != 0:
                 return None, f"probe exit {p.returncode}: {p.stderr.strip()[-200:]}"
             _, nbytes, r, secs, _ = p.stdout.split()
@@ -169,7 +170,7 @@ def probe_fma(threads, quick):
     samples, lanes = [], None
     for _ in range(3 if quick else 5):
         p = subprocess.run([str(exe), str(threads), str(iters)], capture_output=True, text=True,
-                           timeout=300, env=dict(os.environ, OMP_NUM_THREADS=str(threads)))
+                           timeout=300, env=dict(os.environ, **pinned_threads(threads)))
         if p.returncode != 0:
             return None, f"probe exit {p.returncode}"
         t, lanes, secs, flops, _ = p.stdout.split()
@@ -194,8 +195,7 @@ def cmd_ceilings(args):
 
 
 def _probe(probe, threads, quick):
-    env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads),
-               MKL_NUM_THREADS=str(threads))
+    env = dict(os.environ, **pinned_threads(threads))
     cmd = [sys.executable, "-m", "harness", "ceilings", "--probe", probe, "--threads", str(threads)]
     if quick:
         cmd.append("--quick")

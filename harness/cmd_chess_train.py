@@ -20,8 +20,10 @@ from dataclasses import replace
 
 from core import discover, results
 from core.errors import StudyError
+from core.stale import stale
 
 from .cli_util import add_dataclass_args, check_threads, config_from_args, positive_int
+from .study_args import add_study_args, check_parallel, selection_row, study_options
 
 BENCH_STAGE = (50, "Chess end to end: the poster's round, per rung, inside real runs")
 BENCH_WORKLOAD = "chess"
@@ -40,11 +42,19 @@ def register(sub):
     p.add_argument("--no-record", action="store_true", help="do not write results rows")
     p.add_argument("--search", action="store_true",
                    help="choose --updates-per-round and --lr with Optuna on seeds 0 and 1 (never "
-                        "reported), each run stopped after --budget-s seconds of training; rows "
-                        "chess_search")
+                        "reported), each run stopped after --budget-s seconds of training (or "
+                        "--max-rounds rounds: --objective rounds); rows chess_search, one as each "
+                        "trial ends; the same command resumes an interrupted search")
     p.add_argument("--trials", type=positive_int("--trials", 1000), default=12,
                    help="Optuna trials of --search (default 12)")
+    add_study_args(p, OBJECTIVES)
     p.set_defaults(func=cmd_chess_train)
+
+
+OBJECTIVES = {"wall": "the mean best score within --budget-s seconds of training a run, one trial "
+                      "at a time",
+              "rounds": "the mean best score within --max-rounds rounds a run (what trials side by "
+                        "side cannot move; takes --jobs > 1)"}
 
 
 def cmd_chess_train(args):
@@ -55,7 +65,10 @@ def cmd_chess_train(args):
     if cfg.seed + args.seeds > 2 ** 64:
         raise StudyError("--seed + --seeds must stay below 2^64")
     if args.search:
-        check_search(cfg)
+        check_search(cfg, args)
+    elif [o for o, d in (("storage", None), ("study_name", None), ("jobs", 1), ("objective", "wall"))
+          if getattr(args, o) != d]:
+        raise StudyError("--storage, --study-name, --jobs and --objective are options of --search")
     # refuse before any work, and before the learner's imports (torch: a second or more)
     chess_rung(cfg.version).check_workers(cfg.workers, cfg.envs)
     chess_learner(cfg.learner)
@@ -85,11 +98,15 @@ def cmd_chess_train(args):
     return 1 if missed else 0
 
 
-def check_search(cfg) -> None:
-    if not cfg.budget_s:
+def check_search(cfg, args) -> None:
+    if args.objective == "wall" and not cfg.budget_s:
         raise StudyError("--search needs --budget-s (seconds of training per run, > 0)")
+    if args.objective == "rounds" and cfg.budget_s:
+        raise StudyError("--objective rounds stops each run at --max-rounds; it takes no --budget-s")
     if not cfg.eval_every:
         raise StudyError("--search needs --eval-every > 0 (its value is the score reached)")
+    study_options(args)
+    check_parallel(args, {"wall"}, "--objective rounds")
 
 
 def run_search(cfg, args) -> int:
@@ -99,17 +116,20 @@ def run_search(cfg, args) -> int:
     from .progress import Progress
     prog = Progress("chess-search")
     space = {k: list(v) for k, v in SPACE.items()}
+    opts = study_options(args)
 
     def on_trial(row):
         if not args.no_record:
             results.append("chess_search", {"workload": "chess", "version": cfg.version,
                                             "learner": cfg.learner, "config": cfg.to_dict(),
                                             "space": space, **row})
-    best, trials = search(cfg, args.trials, SEEDS, progress=prog.note, on_trial=on_trial)
+    best, number, counts, storage, name = search(cfg, args.trials, SEEDS, progress=prog.note,
+                                                 on_trial=on_trial, opts=opts, objective=args.objective)
+    on_trial(selection_row(best, number, counts, storage, name, opts, args.objective, {}))
     prog.clear()
-    done = sum(t["state"] == "complete" for t in trials)
-    print(f"chess search: {len(trials)} trials on seeds {', '.join(map(str, SEEDS))} "
-          f"({done} complete); best: {best}")
+    print(f"chess search: study {name} on {storage}, seeds {', '.join(map(str, SEEDS))}: "
+          f"{counts['complete']} complete, {counts['pruned']} pruned, {counts['failed']} failed; "
+          f"best: {best}")
     return 0 if best else 1
 
 
@@ -182,15 +202,13 @@ def cost_row(rung, learner: str, out: dict, quick: bool, learner_threads: int = 
 def fastest(rungs, quick: bool):
     """The rung with the most egreedy transitions/s at the poster's N = 20 in this machine's
     newest chess ladder rows (a round's work); the last rung of the ladder if none is measured."""
-    best, current = {}, {}
-    for r in results.load("throughput", quick=quick):
-        if r.get("workload") != "chess" or r.get("policy") != "egreedy" or r.get("n_envs") != 20:
-            continue
-        src = tuple(r.get("sources", []))
-        if src not in current:
-            current[src] = results.source_hash(src)
-        if r.get("source_hash") == current[src]:
-            best[r["version"]] = max(best.get(r["version"], 0.0), r["transitions_per_s"])
+    best = {}
+    with results.hash_memo():
+        for r in results.load("throughput", quick=quick):
+            if r.get("workload") != "chess" or r.get("policy") != "egreedy" or r.get("n_envs") != 20:
+                continue
+            if (r.get("code") or r.get("source_hash")) and not stale(r):
+                best[r["version"]] = max(best.get(r["version"], 0.0), r["transitions_per_s"])
     known = [r for r in rungs if r.name in best]
     return max(known, key=lambda r: best[r.name]) if known else rungs[-1]
 
@@ -207,7 +225,7 @@ def verified_learners(quick: bool) -> list:
         row = rows.get(lr.name)
         if (lr.reference or "chess" not in lr.workloads or lr.unavailable_reason() is not None
                 or row is None or row.get("status") != "passed"
-                or row.get("source_hash") != results.source_hash(row.get("sources", []))):
+                or not (row.get("code") or row.get("source_hash")) or stale(row)):
             continue
         out.append(lr)
     return out

@@ -4,7 +4,9 @@
    learner's update time (learner rows), the per-round store and weight-push costs
    (measured here). The fastest rung and the fastest verified learner are picked from them.
 2. Selection: U, the learning rate and the batch size chosen by Optuna (training/select.py)
-   on seeds 0 and 1, which the comparison never uses.
+   on seeds 0 and 1, which the comparison never uses; one trial at a time (its objective is
+   the wall-clock; `--objective flops --jobs K` for K at once), on a storage that resumes an
+   interrupted selection (training/study.py; --storage, --study-name).
 3. The comparison, one run at a time on seeds 100-104: rungs x learners of this project
    (default settings; the selected settings for the fastest pair), both modes for two of
    them (alternating and overlapped, for the estimate's check), and the peers' own
@@ -31,6 +33,7 @@ from core.errors import StudyError
 from core.evaluate import PERIODIC_EVERY
 
 from .cli_util import bounded_float, nonneg_int, positive_int, seed_int
+from .study_args import add_study_args, check_parallel, selection_row, study_options
 
 BENCH_STAGE = (50, "Time to a trained agent (the short variant; the full run is `make e2e`)")
 SEEDS, SELECT_SEEDS = (100, 101, 102, 103, 104), (0, 1)
@@ -65,7 +68,13 @@ def register(sub):
     p.add_argument("--eval-every", type=positive_int("--eval-every", 10 ** 9), default=PERIODIC_EVERY,
                    help=f"environment steps between periodic evaluations (default {PERIODIC_EVERY:,}; "
                         "with --stop-at periodic)")
+    add_study_args(p, OBJECTIVES, "the selection")
     p.set_defaults(func=cmd_e2e)
+
+
+OBJECTIVES = {"wall": "the mean wall-clock to solved on the selection seeds, one trial at a time",
+              "flops": "the mean learner FLOPs to solved (what trials side by side cannot move; "
+                       "takes --jobs > 1)"}
 
 
 def cmd_e2e(args):
@@ -85,6 +94,8 @@ def cmd_e2e(args):
                              f"{', '.join(NAMES)}")
     if args.only_peers and args.no_peers:
         raise StudyError("--only-peers and --no-peers leave nothing to run")
+    opts = study_options(args, args.quick)
+    check_parallel(args, {"wall"}, "--objective flops")
     prog = Progress("e2e")
     if args.only_peers:
         budget = args.budget or (QUICK_BUDGET_S if args.quick else BUDGET_S)
@@ -92,7 +103,8 @@ def cmd_e2e(args):
                         criterion(args))
     else:
         bad = run(args.quick, prog, seeds=seeds, budget=args.budget, trials=args.trials,
-                  peers=not args.no_peers, peer_names=args.peer, crit=criterion(args))
+                  peers=not args.no_peers, peer_names=args.peer, crit=criterion(args),
+                  opts=opts, objective=args.objective)
     prog.clear()
     return 1 if bad else 0
 
@@ -219,9 +231,11 @@ def run_ours(cfg, label: str, mode: str, inp: dict, costs: Optional[dict], quick
 
 
 def run(quick: bool, progress, seeds=SEEDS, budget=None, trials=None, peers=True,
-        peer_names=None, crit: dict = SOLVED) -> int:
+        peer_names=None, crit: dict = SOLVED, opts=None, objective: str = "wall") -> int:
     from training.config import TrainConfig
-    from training.select import select
+    from training.select import SPACE, cartpole_search, select
+    from training.study import Options
+    from training.study_run import open_study
     note = progress.note
     inp = inputs(note, quick)
     gens, fastest, best, ref = inp["gens"], inp["fastest"], inp["best"], inp["reference"]
@@ -233,6 +247,13 @@ def run(quick: bool, progress, seeds=SEEDS, budget=None, trials=None, peers=True
         seeds = seeds[:1]
         base = replace(base, threshold=QUICK_THRESHOLD, max_rounds=150)
     matrix_rungs = [r for r in dict.fromkeys((() if quick else MATRIX_RUNGS) + (fastest,)) if r in gens]
+    opts = opts or Options(quick=quick)
+    sel_seeds = list(SELECT_SEEDS[: 1 if quick else 2])
+    if trials:                # the selection's storage and study, checked before any run
+        lc = inp["costs"][best]
+        sel_base = replace(base, learner=best, threads=lc["threads"],
+                           budget_s=min(budget, 60.0 if not quick else budget))
+        open_study(cartpole_search("e2e-selection", sel_base, sel_seeds, SPACE, objective), opts)
     costs = None
     if crit["stop_at"] == "solved":          # the estimate's inputs, checked by these runs
         costs = round_costs(matrix_rungs, gens)
@@ -244,16 +265,13 @@ def run(quick: bool, progress, seeds=SEEDS, budget=None, trials=None, peers=True
     if not trials:
         selected = newest_selection(fastest, best, quick, note)
     if trials:
-        lc = inp["costs"][best]
-        sel_base = replace(base, learner=best, threads=lc["threads"],
-                           budget_s=min(budget, 60.0 if not quick else budget))
-        note(f"selection: {trials} Optuna trials on {fastest} x {best}, seeds {SELECT_SEEDS}")
-        selected, rows = select(sel_base, trials, list(SELECT_SEEDS[: 1 if quick else 2]),
-                                jobs=min(2, ncpu()), progress=note)
-        for t in rows:
-            results.append("trials", {**t, "version": fastest, "learner": best,
-                                      "budget_s": sel_base.budget_s, "selected": t["params"] == selected},
-                           quick=quick)
+        note(f"selection: {trials} Optuna trials on {fastest} x {best}, seeds {sel_seeds}")
+        fields = {"version": fastest, "learner": best, "budget_s": sel_base.budget_s}
+        selected, number, counts, storage, name = select(
+            sel_base, trials, sel_seeds, opts, progress=note, objective=objective,
+            on_trial=lambda row: results.append("trials", {**row, **fields}, quick=quick))
+        results.append("trials", selection_row(selected, number, counts, storage, name, opts, objective,
+                                               fields), quick=quick)
         note(f"selected {selected}" if selected else "selection: no trial solved every seed; defaults kept")
 
     learners = list(dict.fromkeys((ref, best)))

@@ -22,7 +22,7 @@ from .cli_util import add_workload_arg, positive_int
 
 BENCH_STAGE = (45, "The learner ladder: verify, time per update, train to solved")
 SOLVE_SEEDS = (0, 1, 2, 3, 4)
-SOLVE_MAX_ROUNDS = 1000     # training's default cap is 500; one seed here needs ~660 rounds
+SOLVE_MAX_ROUNDS = 1000     # above training's default cap (TrainConfig.max_rounds): one seed here needs ~660 rounds
 QUICK_SOLVE_SEEDS = (0,)
 QUICK_THRESHOLD, QUICK_MAX_ROUNDS = 195.0, 150
 CHESS_SOURCES = ("versions/chess/common/learn.py",)   # the chess rows' expansion a learner runs

@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 from core import results
+from core.procutil import pinned_threads
 from core.rung import ROOT
 
 BENCH_STAGE = (20, "Micro-benchmarks: env step and policy forward per rung")
@@ -33,9 +34,8 @@ def run(quick=False, progress=None):
     raw_dir = results.machine_dir() / ("quick/microbench" if quick else "microbench")
     raw_dir.mkdir(parents=True, exist_ok=True)
     raw = raw_dir / f"{results.RUN_ID}.json"
-    env = dict(os.environ, STUDY_MICROBENCH="1", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
-               MKL_NUM_THREADS="1", STUDY_MICRO_TARGET_S="0.15" if quick else "0.5",
-               STUDY_MICRO_SIZES="1,1024")
+    env = dict(os.environ, **pinned_threads(1), STUDY_MICROBENCH="1",
+               STUDY_MICRO_TARGET_S="0.15" if quick else "0.5", STUDY_MICRO_SIZES="1,1024")
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
            str(ROOT / "tests" / "microbench"), f"--benchmark-json={raw}", "--benchmark-disable-gc"]
     if progress:

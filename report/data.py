@@ -96,12 +96,10 @@ def machines(ctx) -> List[dict]:
 
 
 def stale(row: dict) -> bool:
-    """True when the code a row measured (its "sources", hashed into "source_hash") has
-    changed since: the row no longer describes the code in this checkout."""
-    if not row.get("sources") or not row.get("source_hash"):
-        return False
-    from core.results import source_hash
-    return source_hash(row["sources"]) != row["source_hash"]
+    """True when the code a row ran has changed since: the row no longer describes the code in
+    this checkout (core/stale.py says how it is judged)."""
+    from core.stale import stale as code_stale
+    return code_stale(row)
 
 
 def stale_mark(row: dict) -> str:

@@ -181,7 +181,40 @@ def parts() -> List[tuple]:
     for a in algorithms():
         if a.path is not None:
             out.append((a.path / "NOTES.md", algorithm_block, a.name, None))
+    from training.chess_algorithm import algorithms as chess_algorithms
+    for a in chess_algorithms():
+        if a.path is not None:
+            out.append((a.path / "NOTES.md", chess_algorithm_block, a.name, "chess"))
     return out
+
+
+def chess_algorithm_block(ctx, name: str) -> Optional[str]:
+    """The chess recipe's line of the report's chess ladder: reached seeds, time, rounds and
+    updates to 0.75 (median and IQR), its cost a round and the factor on the rung below."""
+    from report.sections import chess_algorithms as ca
+    runs = ca.ladder_runs(ctx)
+    if name not in runs:
+        return None
+    rows = runs[name]
+    s, r = ca._stats(rows), rows[0]
+    if r.get("error"):
+        return _header(ctx, rows) + f"- not timed: {r['learner']} did not verify at this update: {r['error']}"
+    lines = [f"- `{r['version']}` x `{r['learner']}` ({r['threads']} learner thread(s)), learner check: "
+             f"{r['learner_check']['status']}; reached 0.75 in {s['reached']}/{s['n']} seeds"]
+    for k, what, f in (("time_to_criterion_s", "time to 0.75 (measured)", ca._s),
+                       ("rounds_to_criterion", "rounds to 0.75", lambda x: f"{x:,.0f}"),
+                       ("updates_to_criterion", "updates to 0.75", fmt_si)):
+        if s.get(k):
+            q = s[k]
+            lines.append(f"- {what}: {f(q[1])} [IQR {f(q[0])}-{f(q[2])}]")
+    crun, costs = ca.cost_run(ctx)
+    cost = costs.get((name, r["version"], r["learner"]))
+    if cost:
+        lines.append(f"- cost of a round (run {crun}): {cost['round_s'] * 1e3:.1f} ms")
+    k = [x for x in r["learner_check"].get("checks", []) if "weights after 50" in x]
+    if k:
+        lines.append("- the learner check's 50-update comparison: " + "; ".join(x.split(": ", 1)[1] for x in k))
+    return _header(ctx, rows, "; median and IQR over the seeds") + "\n".join(lines)
 
 
 def algorithm_block(ctx, name: str) -> Optional[str]:

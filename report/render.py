@@ -135,7 +135,7 @@ def _render(results_dir, report_dir, update_readme, machine, quick) -> Path:
             parts.insert(0, "> **QUICK RUN** (`make bench QUICK=1`): short budgets and reduced "
                             "settings; the numbers are indicative only and are not the study's.\n")
         (tmp / "figures").mkdir(exist_ok=True)
-        (tmp / "REPORT.md").write_text("\n".join(parts))
+        (tmp / "REPORT.md").write_text(contents("\n".join(parts)))
         if update_readme is None:
             update_readme = (results_dir is None and _default_results()
                              and report_dir.resolve() == HERE.resolve() and not quick)
@@ -152,6 +152,20 @@ def _render(results_dir, report_dir, update_readme, machine, quick) -> Path:
         with held_signals():         # a Ctrl-C in the middle of the clean-up would leave half of it
             shutil.rmtree(tmp, ignore_errors=True)
     return report_dir / "REPORT.md"
+
+
+def contents(text: str) -> str:
+    """The answer section's contents placeholder, replaced by a list of the report's `##`
+    sections with their GitHub anchors."""
+    import re
+    from .sections.answer import TOC
+    if TOC not in text:
+        return text
+    items = []
+    for title in re.findall(r"^## (.+)$", text, re.M):
+        anchor = re.sub(r"[^\w\- ]", "", title.lower()).replace(" ", "-")
+        items.append(f"- [{title}](#{anchor})")
+    return text.replace(TOC, "\n".join(items))
 
 
 def _fsync_dir(d: Path) -> None:

@@ -23,21 +23,12 @@ from versions.chess.common.replay import compare_batches, verify_replay
 from versions.chess.common.verify import run_batches
 from versions.chess.v1_python.rollout import game_end
 from versions.chess.v1_python.version import make_generator as v1_generator
+from tests.helpers import published
 
 ROOT = Path(__file__).resolve().parent.parent
 TOP = 2 ** 64 - 1
 MOD, WHY = load("_chess_v4_cpp")
 pytestmark = pytest.mark.skipif(MOD is None, reason=str(WHY))
-
-
-def published():
-    rows = (ROOT / "versions/chess/perft-published.tsv").read_text().splitlines()
-    out = []
-    for r in rows:
-        if r and not r.startswith("#"):
-            name, fen, *counts = r.split("\t")
-            out.append((name, fen, [int(c) for c in counts]))
-    return out
 
 
 def v4_rung():

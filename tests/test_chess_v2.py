@@ -24,32 +24,9 @@ from versions.chess.v1_python.rollout import PythonChessGenerator
 from versions.chess.v2_multiprocessing.rollout import MultiprocessingChessGenerator as V2
 
 from tests.conftest import ROOT
+from tests.helpers import copy_batch, gone, no_segments
 
 TOP = 2 ** 64 - 1
-
-
-def gone(pids, within=5.0):
-    """True once none of pids is a live (non-zombie) process."""
-    deadline = time.monotonic() + within
-    while True:
-        alive = []
-        for pid in pids:
-            try:
-                if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
-                    alive.append(pid)
-            except psutil.NoSuchProcess:
-                pass
-        if not alive or time.monotonic() > deadline:
-            return not alive
-        time.sleep(0.05)
-
-
-def no_segments(names):
-    return not any(os.path.exists(f"/dev/shm/{n}") for n in names)
-
-
-def copy(batch):
-    return {k: np.array(batch[k], copy=True) for k in spec.ARRAY_NAMES}
 
 
 def assert_equal(got, ref, what):
@@ -95,9 +72,9 @@ def test_weights_and_epsilon_set_between_calls_reach_every_worker():
                 if w is not None:
                     gen.set_weights(w)
                 gen.set_epsilon(eps)
-            got.append(copy(v2.generate(4)))
-            want.append(copy(v1.generate(4)))
-            same.append(copy(fixed.generate(4)))
+            got.append(copy_batch(v2.generate(4), spec.ARRAY_NAMES))
+            want.append(copy_batch(v1.generate(4), spec.ARRAY_NAMES))
+            same.append(copy_batch(fixed.generate(4), spec.ARRAY_NAMES))
     finally:
         v2.close()
         fixed.close()
@@ -117,7 +94,7 @@ def test_a_random_policy_keeps_its_weights_out_of_the_workers():
     try:
         gen.set_weights(init_weights(4))          # validated, then of no use
         assert gen._pending_weights is None
-        assert_equal(copy(gen.generate(5)), ref, "random")
+        assert_equal(copy_batch(gen.generate(5), spec.ARRAY_NAMES), ref, "random")
     finally:
         gen.close()
 

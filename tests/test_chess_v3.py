@@ -27,18 +27,10 @@ numba = pytest.importorskip("numba")
 
 from versions.chess.v3_numba import jit, movegen, position, qnet, rollout, rules, tables  # noqa: E402
 from versions.chess.v3_numba.version import RUNG  # noqa: E402
+from tests.helpers import published
 
 ROOT = Path(__file__).resolve().parent.parent
 TOP = 2 ** 64 - 1
-
-
-def published():
-    out = []
-    for r in (ROOT / "versions/chess/perft-published.tsv").read_text().splitlines():
-        if r and not r.startswith("#"):
-            name, fen, *counts = r.split("\t")
-            out.append((name, fen, [int(c) for c in counts]))
-    return out
 
 
 # --- perft (check 3), its mutation test, bad input -----------------------------------------

@@ -28,6 +28,7 @@ from versions.chess.common.net import init_weights
 from versions.chess.common.replay import compare_batches, verify_replay
 from versions.chess.common.verify import run_batches
 from versions.chess.v6_mpi import version as v6
+from tests.helpers import session_gone
 
 why = v6.available()
 pytestmark = pytest.mark.skipif(why is not None, reason=f"v6_mpi (chess) unavailable: {why}")
@@ -104,15 +105,6 @@ def test_weights_epsilon_and_T_change_between_calls():
     assert_equal(out[0], out[1], "weights and epsilon")
 
 
-def _gone(sid, within=5.0):
-    deadline = time.monotonic() + within
-    while _session_pids(sid):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
-
-
 def _one_line_failure(info):
     msg = str(info.value)
     assert isinstance(info.value, MPIJobError) and "\n" not in msg and "Traceback" not in msg, msg
@@ -132,7 +124,7 @@ def test_a_killed_rank_is_a_prompt_one_line_failure(victim):
                 g.generate(4)
         assert time.monotonic() - t0 < 10
         assert any(w in _one_line_failure(e) for w in ("died", "ended", "exited"))
-        assert _gone(sid) and not any(os.path.exists(d) for d in dirs)
+        assert session_gone(sid) and not any(os.path.exists(d) for d in dirs)
         with pytest.raises(MPIJobError, match="gone"):
             g.generate(4)
     finally:
@@ -154,7 +146,7 @@ def test_a_stopped_rank_hits_the_deadline(monkeypatch):
             g.generate(4)
         assert time.monotonic() - t0 < 8
         assert "deadline" in _one_line_failure(e)
-        assert _gone(sid)
+        assert session_gone(sid)
     finally:
         g.close()
 
@@ -191,7 +183,7 @@ def test_close_and_garbage_collection_leave_nothing():
     assert len(_session_pids(sid)) >= 4          # mpirun and 3 ranks
     assert set(_leftovers()) - before            # its socket folder and shared-memory folder
     g.close()
-    assert _gone(sid, 1.0)
+    assert session_gone(sid, 1.0)
     assert set(_leftovers()) <= before
     g.close()                                    # twice is fine
     with pytest.raises(MPIJobError, match="gone"):
@@ -202,7 +194,7 @@ def test_close_and_garbage_collection_leave_nothing():
     sid = g._job.popen.pid
     del g
     gc.collect()
-    assert _gone(sid)
+    assert session_gone(sid)
     assert set(_leftovers()) <= before
 
 
@@ -226,7 +218,7 @@ def test_the_learner_killed_takes_the_job_down(stuck):
     p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                        timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
     sid, tmpdir, shmdir = p.stdout.split()
-    assert _gone(int(sid), 10.0)
+    assert session_gone(int(sid), 10.0)
     for d in (tmpdir, shmdir):        # a SIGKILLed process cannot remove its folders; we do
         shutil.rmtree(d, ignore_errors=True)
 

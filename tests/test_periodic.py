@@ -10,6 +10,7 @@ import pytest
 
 from core.errors import StudyError
 from core.evaluate import Periodic, eval_seed, greedy_eval
+from tests.helpers import md_table, numbers
 
 
 def balancer():
@@ -230,17 +231,34 @@ def test_the_report_gives_both_criteria_and_both_ratios(tmp_path):
                                              periodic=_periodic(p, 40_000)), directory=d)
     ctx = Context(results_dir=d, report_dir=tmp_path / "report")
     text = trained.render(ctx)
-    assert "Practitioner's criterion [IQR]" in text
-    assert "| `vA x lB` | 3/3 | 5 s [4 s-6 s] | 2 s [1 s-3 s] (3/3) |" in text
-    assert "| SB3 DQN | 0/3 | not solved in 300 s | 30 s [20 s-> 300 s] (2/3) |" in text
-    assert "| SB3 DQN | not solved in 300 s | > 60x | 30 s [20 s-> 300 s] (2/3) | 15.0x | 40,000 |" in text
+    # the numbers of each cell, from the rows above: ours solved in 4, 5, 6 s and passed the
+    # periodic evaluation at 1, 2, 3 s (20,480 steps, training mean 480); the peer never
+    # solved within its 300 s and passed at 30 s, 20 s and not at all (40,000 steps, 200)
+    main = {r["Who"]: r for r in md_table(text, "Practitioner's criterion [IQR]")}
+    ours, peer = main["`vA x lB`"], main["SB3 DQN"]
+    assert numbers(ours["Solved"]) == [3, 3] and numbers(peer["Solved"]) == [0, 3]
+    assert numbers(ours["Time to solved [IQR]"]) == [5, 4, 6]           # median [q1-q3]
+    assert numbers(peer["Time to solved [IQR]"]) == [300]               # the budget
+    assert numbers(ours["Practitioner's criterion [IQR]"]) == [2, 1, 3, 3, 3]
+    assert numbers(peer["Practitioner's criterion [IQR]"]) == [30, 20, 300, 2, 3]   # q3 > budget
+    both = {r["Who"]: r for r in md_table(text, "Env steps at the pass (median)")}
+    ours, peer = both["`vA x lB`"], both["SB3 DQN"]
+    assert [numbers(ours[k]) for k in ("x the fastest of ours", "x the fastest of ours (2)",
+                                       "Env steps at the pass (median)",
+                                       "Last-100 training mean at the pass")] == [[1], [1], [20_480], [480]]
+    assert [numbers(peer[k]) for k in ("Study's criterion", "x the fastest of ours",
+                                       "x the fastest of ours (2)", "Env steps at the pass (median)",
+                                       "Last-100 training mean at the pass")] == \
+        [[300], [300 / 5], [30 / 2], [40_000], [200]]
     assert "`vA x lB` under both criteria" in text
-    assert "| Last-100 training mean at the pass |" in text
-    assert "Of the 5 runs that passed, 5 passed at their first evaluation, and 2 of the 5" in text
-    assert "every 10,000 environment steps" in text and "our round's end, every 640 steps" in text
+    paragraphs = [numbers(p) for p in text.split("\n\n")]
+    # 5 passed (3 ours, 2 the peer's), all 5 at their first evaluation, 2 of the 5 training
+    # means below the criterion (the peer's 200s)
+    assert [5, 5, 2, 5] in [p[:4] for p in paragraphs]
+    assert any({10_000, 20 * 32} <= set(p) for p in paragraphs)          # every, our round
     assert (tmp_path / "report" / "figures" / "time_to_trained_both.png").exists()
     head = trained.headline(ctx)
-    assert "By the practitioner's criterion" in head and "15x sooner than the quickest peer" in head
+    assert 30 / 2 in numbers(head) and "SB3 DQN" in head
     # none of the peer's seeds passing: "not met", and the headline says no peer passed
     d2 = tmp_path / "r2"
     results.append("e2e", _ours(100, 4.0, True), directory=d2)
@@ -251,14 +269,17 @@ def test_the_report_gives_both_criteria_and_both_ratios(tmp_path):
     results.append("e2e_periodic", puffer, directory=d2)
     ctx2 = Context(results_dir=d2, report_dir=tmp_path / "rep2")
     text2 = trained.render(ctx2)
-    assert "not met in 300 s (0/1)" in text2 and "its first evaluation came at 524,288 steps" in text2
-    assert "40x sooner than the quickest peer, PufferLib" in trained.headline(ctx2)
+    cells = {r["Who"]: r["Practitioner's criterion"] for r in md_table(text2, "Env steps at the pass (median)")}
+    assert numbers(cells["SB3 DQN"]) == [300, 0, 1] and "not met" in cells["SB3 DQN"]
+    assert 524_288 in numbers(text2)                      # where PufferLib's first evaluation fell
+    head2 = trained.headline(ctx2)
+    assert 40 / 1 in numbers(head2) and "PufferLib" in head2
     d3 = tmp_path / "r3"
     results.append("e2e", _ours(100, 4.0, True), directory=d3)
     results.append("e2e_periodic", {**_ours(100, 1.0, False), "periodic": _periodic(1.0)}, directory=d3)
     results.append("e2e_periodic", _peer(100, 300.0, False, periodic=_periodic(None)), directory=d3)
     head3 = trained.headline(Context(results_dir=d3, report_dir=tmp_path / "rep3"))
-    assert "while no peer passed in most seeds within 300 s" in head3
+    assert 300 in numbers(head3) and "no peer passed" in head3
 
 
 def test_without_periodic_rows_the_table_is_as_before(tmp_path):
@@ -269,3 +290,20 @@ def test_without_periodic_rows_the_table_is_as_before(tmp_path):
     results.append("e2e", _ours(100, 4.0, True), directory=d)
     text = trained.render(Context(results_dir=d, report_dir=tmp_path / "report"))
     assert "Practitioner's" not in text and "| Who | Solved | Time to solved [IQR] | Start-up |" in text
+
+
+def test_an_e2e_row_whose_code_changed_is_marked(tmp_path):
+    """e2e rows carry their code's hash (core/code_hash.py): one that no longer matches the
+    code here is marked †, and the mark explained; the others are not."""
+    from core import results
+    from report.context import Context
+    from report.sections import trained
+    d = tmp_path / "results"
+    for s, t in zip(range(100, 103), (4.0, 5.0, 6.0)):
+        results.append("e2e", _ours(s, t, True), directory=d)
+        row = _peer(s, 300.0, False)
+        row["code"] = {**results.code_of(row), "hash": "0" * 12}            # ran other code
+        results.append("e2e", row, directory=d)
+    text = trained.render(Context(results_dir=d, report_dir=tmp_path / "report"))
+    assert "| SB3 DQN † | 0/3 |" in text and "| `vA x lB` | 3/3 |" in text
+    assert "† the code these rows ran has changed since" in text

@@ -15,34 +15,11 @@ import pytest
 
 from core import procutil
 from versions.cartpole.v6_mpi import version as v6
+from tests.helpers import gone, no_segments, owned_by
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV = dict(os.environ, PYTHONPATH=str(ROOT))
 need_v6 = pytest.mark.skipif(v6.available() is not None, reason=f"v6_mpi: {v6.available()}")
-
-
-def gone(pids, within=8.0):
-    deadline = time.monotonic() + within
-    while True:
-        alive = []
-        for pid in pids:
-            try:
-                if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
-                    alive.append(pid)
-            except psutil.NoSuchProcess:
-                pass
-        if not alive or time.monotonic() > deadline:
-            return not alive
-        time.sleep(0.05)
-
-
-def owned_by(pid):
-    """Owner-tagged leftovers of process `pid` in /dev/shm and the temporary folder."""
-    out = []
-    for d in (procutil.shm_dir(), procutil.tmp_dir()):
-        if d is not None:
-            out += [n for n in os.listdir(d) if n.startswith("study-") and f"-{pid}-" in n]
-    return out
 
 
 def tree_of(p, want, within=60):
@@ -80,7 +57,7 @@ def test_generate_v2_signalled(tmp_path, sig, code):
     _, err = p.communicate(timeout=60)
     assert p.returncode == code, err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
-    assert gone(seen)
+    assert gone(seen, within=8.0)
     assert owned_by(p.pid) == []
     assert list(tmp_path.iterdir()) == []
 
@@ -94,7 +71,7 @@ def test_generate_v6_sigterm(tmp_path):
     _, err = p.communicate(timeout=60)
     assert p.returncode == 143, err
     assert "Traceback" not in err
-    assert gone(seen)
+    assert gone(seen, within=8.0)
     assert owned_by(p.pid) == []
     assert list(tmp_path.iterdir()) == []
 
@@ -127,7 +104,7 @@ def test_sigkill_leaves_nothing_the_next_command_does_not_remove():
     seen = {c.pid for c in psutil.Process(p.pid).children(recursive=True)}
     p.kill()
     p.communicate(timeout=30)
-    assert gone(seen), "a worker, rank, fork server or mpirun outlived the killed parent"
+    assert gone(seen, within=8.0), "a worker, rank, fork server or mpirun outlived the killed parent"
     left = owned_by(p.pid)
     if with_v6:
         assert all(os.path.exists(d) for d in info["dirs"])     # a SIGKILL cannot tidy up
@@ -135,8 +112,7 @@ def test_sigkill_leaves_nothing_the_next_command_does_not_remove():
                        cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=60)
     assert q.returncode == 2
     assert owned_by(p.pid) == [], f"left by the killed run: {left}"
-    for s in info["segs"]:
-        assert not os.path.exists(f"/dev/shm/{s}")
+    assert no_segments(info["segs"])
 
 
 def test_sweep_keeps_what_a_live_owner_holds(tmp_path):
@@ -203,7 +179,7 @@ def test_pipelined_actor_dies_with_its_parent(sig):
     assert len(seen) >= 4                                   # actor, fork server, 2 workers
     p.send_signal(sig)
     p.communicate(timeout=30)
-    assert gone(seen), "the actor or its workers outlived the parent"
+    assert gone(seen, within=8.0), "the actor or its workers outlived the parent"
     for pid in seen:                       # the actor closed its generator: no segment left
         assert owned_by(pid) == []
 
@@ -220,4 +196,4 @@ def test_peers_child_dies_with_the_harness():
         time.sleep(0.5)
         p.send_signal(sig)
         p.communicate(timeout=60)
-        assert gone(seen), f"the peer child outlived the harness ({sig!r})"
+        assert gone(seen, within=8.0), f"the peer child outlived the harness ({sig!r})"

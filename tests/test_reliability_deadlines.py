@@ -20,6 +20,7 @@ import pytest
 from core.api import GenConfig, StudyError
 from versions.cartpole.v2_multiprocessing.rollout import MultiprocessingGenerator
 from versions.cartpole.v6_mpi import version as v6
+from tests.helpers import gone, no_segments, owned_by, session_gone
 
 ROOT = Path(__file__).resolve().parent.parent
 GRACE, FLOOR = 0.5, 1.0
@@ -43,21 +44,6 @@ def forkserver_started():
 
 def children():
     return {p.pid for p in psutil.Process().children(recursive=True)}
-
-
-def gone(pids, within=5.0):
-    deadline = time.monotonic() + within
-    while True:
-        alive = []
-        for pid in pids:
-            try:
-                if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
-                    alive.append(pid)
-            except psutil.NoSuchProcess:
-                pass
-        if not alive or time.monotonic() > deadline:
-            return not alive
-        time.sleep(0.05)
 
 
 def later(delay, pid, sig):
@@ -102,7 +88,7 @@ def test_v2_worker_stopped_or_killed(when, sig):
         gen.close()
     assert gone(pids)
     assert gone(children() - before), "a child of this process survived"
-    assert not any(os.path.exists(f"/dev/shm/{s}") for s in segs)
+    assert no_segments(segs)
 
 
 @pytest.mark.parametrize("when", ["first", "later"])
@@ -190,11 +176,7 @@ def v6_gen(n=6, ranks=2, policy="random"):
 
 
 def assert_v6_clean(gen, sid, dirs):
-    from versions.cartpole.v6_mpi.launcher import _session_pids
-    deadline = time.monotonic() + 5
-    while _session_pids(sid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not _session_pids(sid)
+    assert session_gone(sid)
     for d in dirs:
         assert not os.path.exists(d), d
 
@@ -339,7 +321,7 @@ def test_cli_generate_v2_stopped_worker(tmp_path):
     assert "stopped" in err
     assert gone(seen), "a process of the command outlived it"
     assert not list(tmp_path.iterdir())
-    assert not [n for n in os.listdir("/dev/shm") if n.startswith(f"study-v2-{pid}-")]
+    assert owned_by(pid) == []
 
 
 @need_v6
@@ -356,7 +338,4 @@ def test_cli_generate_v6_killed_rank(tmp_path):
     assert "MPIJobError" in err
     assert gone(seen), "a process of the command outlived it"
     assert not list(tmp_path.iterdir())
-    from core.procutil import owner_tag
-    left = [n for d in ("/dev/shm", "/tmp") for n in os.listdir(d) if n.startswith("study-v6")
-            and f"-{pid}-" in n]
-    assert not left, left
+    assert owned_by(pid) == []

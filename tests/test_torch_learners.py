@@ -21,20 +21,10 @@ from core.learner import LearnConfig, Learner
 from core.replay import SHM_DIR, SHM_PREFIX, Replay, shared_rows
 from harness.learner_verify import LOSS_RTOL, TOL_K, LearnerVerifier, max_diff
 from training.fixture import FIXTURE_CALLS, FIXTURE_N, FIXTURE_T, fixture_batches, fixed_replay
+from tests.helpers import gone
 
 ROOT = Path(__file__).resolve().parent.parent
 ROUND_ROWS = FIXTURE_N * FIXTURE_T
-
-
-def gone(pids, timeout=10.0):
-    t0 = time.monotonic()
-    while time.monotonic() - t0 < timeout:
-        alive = [p for p in pids if psutil.pid_exists(p)
-                 and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
-        if not alive:
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def my_segments(pid=None):
@@ -171,7 +161,7 @@ def test_l5_follows_l1_across_rounds_and_close_leaves_nothing(l1_rounds):
         return made[0]
     w, losses, impl = rounds(make, cfg)         # rows added between rounds reach rank 1
     assert_close_to_l1(w, losses, *l1_rounds(cfg))
-    assert gone([impl._proc.pid])             # rounds() closed it
+    assert gone([impl._proc.pid], within=10.0)             # rounds() closed it
     assert impl._proc.exitcode == 0, "rank 1 should leave on the close message, not be killed"
     impl.close()                              # twice is harmless
     with pytest.raises(StudyError, match="closed"):
@@ -197,7 +187,7 @@ def test_l5_killed_rank1_is_a_one_line_error_not_a_hang():
         assert time.monotonic() - t0 < 10.0
         msg = str(e.value)
         assert "\n" not in msg and "rank 1" in msg and "SIGKILL" in msg, msg
-        assert gone([pid])
+        assert gone([pid], within=10.0)
         with pytest.raises(StudyError, match="earlier failure"):
             impl.learn(1)
     finally:
@@ -224,7 +214,7 @@ def test_l5_odd_batch_then_a_stopped_rank1_runs_into_the_deadline():
         assert time.monotonic() - t0 < 2.0 + 8.0
         msg = str(e.value)
         assert "\n" not in msg and "deadline" in msg and f"pid {pid}" in msg, msg
-        assert gone([pid]), "the stopped rank 1 should have been killed"
+        assert gone([pid], within=10.0), "the stopped rank 1 should have been killed"
     finally:
         impl.close()
         ref.close()
@@ -268,7 +258,7 @@ def test_l5_rank1_dies_with_its_parent():
         if parent.poll() is None:
             parent.kill()
             parent.wait()
-    assert gone([rank1], timeout=10.0), "rank 1 outlived its killed parent"
+    assert gone([rank1], within=10.0), "rank 1 outlived its killed parent"
     assert not my_segments(parent.pid), "the replay's segment should have been unlinked at start"
 
 

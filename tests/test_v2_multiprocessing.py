@@ -17,32 +17,9 @@ from versions.cartpole.common.verify import check_gymnasium, compare_batches, ru
 from versions.cartpole.common.cartpole import ARRAY_NAMES
 from versions.cartpole.v1_python.rollout import PythonGenerator
 from versions.cartpole.v2_multiprocessing.rollout import MultiprocessingGenerator
+from tests.helpers import copy_batch, gone, no_segments
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def gone(pids, within=5.0):
-    """True once none of pids is a live (non-zombie) process."""
-    deadline = time.monotonic() + within
-    while True:
-        alive = []
-        for pid in pids:
-            try:
-                if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
-                    alive.append(pid)
-            except psutil.NoSuchProcess:
-                pass
-        if not alive or time.monotonic() > deadline:
-            return not alive
-        time.sleep(0.05)
-
-
-def no_segments(names):
-    return not any(os.path.exists(f"/dev/shm/{n}") for n in names)
-
-
-def copy(batch):
-    return {k: np.array(batch[k], copy=True) for k in ARRAY_NAMES}
 
 
 @pytest.mark.parametrize("policy", ["random", "egreedy"])
@@ -151,7 +128,7 @@ def test_set_weights_takes_effect():
             if w is not None:
                 v2.set_weights(w)
                 v1.set_weights(w)
-            got, ref = copy(v2.generate(20)), copy(v1.generate(20))
+            got, ref = copy_batch(v2.generate(20), ARRAY_NAMES), copy_batch(v1.generate(20), ARRAY_NAMES)
             for k in ARRAY_NAMES:
                 assert np.array_equal(got[k], ref[k]), k
     finally:
@@ -161,7 +138,7 @@ def test_set_weights_takes_effect():
     gen = MultiprocessingGenerator(GenConfig(weights=a, workers=2, **cfg))
     try:
         gen.set_weights(b)
-        swapped = copy(gen.generate(20))
+        swapped = copy_batch(gen.generate(20), ARRAY_NAMES)
     finally:
         gen.close()
     plain = run_generator(MultiprocessingGenerator, GenConfig(weights=a, workers=2, **cfg), 20, 1)

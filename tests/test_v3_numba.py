@@ -15,12 +15,9 @@ from versions.cartpole.common.cartpole import ARRAY_NAMES  # noqa: E402
 from versions.cartpole.v1_python.rollout import PythonGenerator  # noqa: E402
 from versions.cartpole.v3_numba.rollout import NumbaGenerator  # noqa: E402
 from versions.cartpole.v3b_numba_parallel import version as v3b  # noqa: E402
+from tests.helpers import copy_batch  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def copy(batch):
-    return {k: np.array(batch[k], copy=True) for k in ARRAY_NAMES}
 
 
 @pytest.mark.parametrize("policy", ["random", "egreedy"])
@@ -77,14 +74,14 @@ def test_set_weights_takes_effect():
             ref.set_weights(w)
             for g in gens:
                 g.set_weights(w)
-        r = copy(ref.generate(25))
+        r = copy_batch(ref.generate(25), ARRAY_NAMES)
         for g in gens:
-            got = copy(g.generate(25))
+            got = copy_batch(g.generate(25), ARRAY_NAMES)
             assert compare_batches(got, r, cfg_b if w is not None else GenConfig(weights=a, **kw)) is None
     fresh = run_generator(NumbaGenerator, cfg_b, 25, 1)
     g = NumbaGenerator(GenConfig(weights=a, **kw))
     g.set_weights(b)
-    swapped = copy(g.generate(25))
+    swapped = copy_batch(g.generate(25), ARRAY_NAMES)
     plain = run_generator(NumbaGenerator, GenConfig(weights=a, **kw), 25, 1)
     for k in ARRAY_NAMES:
         assert np.array_equal(swapped[k], fresh[k]), k

@@ -28,6 +28,7 @@ if why is None:
     from versions.cartpole.v6_mpi import launcher
     from versions.cartpole.v6_mpi.launcher import MPIGenerator, MPIJobError, _session_pids
 from versions.cartpole.v1_python.rollout import PythonGenerator
+from tests.helpers import session_gone
 
 CASES = {
     "random": GenConfig(n_envs=7, seed=0, policy="random"),
@@ -97,15 +98,6 @@ def test_weights_epsilon_and_T_change_between_calls():
         assert compare_batches(out[0][i], out[1][i], cfg_new) is None
 
 
-def _job_gone(sid, within=5.0):
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        if not _session_pids(sid):
-            return True
-        time.sleep(0.05)
-    return False
-
-
 @pytest.mark.parametrize("victim", [0, 1])
 def test_killed_rank_raises_quickly_and_leaves_nothing(victim):
     g = MPIGenerator(GenConfig(n_envs=9, policy="egreedy", workers=3))
@@ -118,7 +110,7 @@ def test_killed_rank_raises_quickly_and_leaves_nothing(victim):
             for _ in range(100):            # the death may race one call; the next must fail
                 g.generate(8)
         assert time.monotonic() - t0 < 10
-        assert _job_gone(sid)
+        assert session_gone(sid)
         with pytest.raises(MPIJobError, match="gone"):
             g.generate(8)
     finally:
@@ -139,7 +131,7 @@ def test_hung_rank_hits_the_deadline(monkeypatch):
         with pytest.raises(MPIJobError, match="deadline"):
             g.generate(8)
         assert time.monotonic() - t0 < 8
-        assert _job_gone(sid)
+        assert session_gone(sid)
     finally:
         g.close()
 
@@ -159,7 +151,7 @@ def test_ctrl_c_during_generate_kills_the_job(monkeypatch):
             g.generate(8)
         timer.join()
         assert time.monotonic() - t0 < 5
-        assert _job_gone(sid)
+        assert session_gone(sid)
     finally:
         g.close()
 
@@ -170,7 +162,7 @@ def test_close_and_garbage_collection_leave_no_process():
     sid = g._job.popen.pid
     assert len(_session_pids(sid)) >= 4          # mpirun and 3 ranks
     g.close()
-    assert _job_gone(sid, 1.0)
+    assert session_gone(sid, 1.0)
     g.close()                                    # twice is fine
 
     g = MPIGenerator(GenConfig(n_envs=6, workers=2))
@@ -179,7 +171,7 @@ def test_close_and_garbage_collection_leave_no_process():
     del g
     import gc
     gc.collect()
-    assert _job_gone(sid)
+    assert session_gone(sid)
 
 
 @pytest.mark.parametrize("stuck", [False, True])
@@ -201,7 +193,7 @@ def test_python_killed_takes_the_job_down(stuck):
     p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                        timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
     sid, tmpdir, shmdir = p.stdout.split()
-    assert _job_gone(int(sid), 10.0)
+    assert session_gone(int(sid), 10.0)
     import shutil                     # a killed process cannot remove its folders; we do
     for d in (tmpdir, shmdir):
         shutil.rmtree(d, ignore_errors=True)

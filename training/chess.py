@@ -55,6 +55,9 @@ class ChessTrainConfig(RunSettings, LearnConfig):
                          "(0: never score; a cost run)", default=50)
     eval_games: int = _h("games of each scoring", default=400)
     criterion: float = _h("trained: a score against the random mover at least this", default=0.75)
+    n_step: int = _h("bootstrap n agent moves ahead: the replay stores n-step returns (rounded to "
+                     "the replay's 2^-16) and the update discounts by gamma^n (1: LEARNER.md's "
+                     "one-step target)", default=1)
 
     def check(self) -> "ChessTrainConfig":
         self.check_learn()
@@ -64,7 +67,7 @@ class ChessTrainConfig(RunSettings, LearnConfig):
                 raise StudyError(f"--{name.replace('_', '-')} must be {rng}, got {getattr(self, name)!r}")
         for name, cap in (("envs", 4096), ("steps", 4096), ("updates_per_round", 1 << 16), ("workers", 64),
                           ("buffer_size", 1 << 24), ("max_rounds", 10 ** 6), ("eval_games", 10 ** 5),
-                          ("eps_decay_rounds", 10 ** 6)):
+                          ("eps_decay_rounds", 10 ** 6), ("n_step", 64)):
             v = getattr(self, name)
             need(isinstance(v, int) and not isinstance(v, bool) and 0 < v <= cap, name,
                  f"an integer in [1, {cap}]")
@@ -79,10 +82,42 @@ class ChessTrainConfig(RunSettings, LearnConfig):
             v = getattr(self, name)
             need(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
                  and 0 <= v <= 1, name, "in [0, 1]")
+        if self.n_step > self.steps:
+            raise StudyError(f"--n-step ({self.n_step}) must be at most --steps ({self.steps}): a "
+                             f"window spans at most two rounds")
         if self.envs * self.steps > self.buffer_size:
             raise StudyError(f"one round (--envs x --steps = {self.envs * self.steps}) does not fit "
                              f"in the replay buffer (--buffer-size {self.buffer_size})")
         return self
+
+    def learner_config(self) -> LearnConfig:
+        """The learner's config: with n-step returns its discount is gamma^n."""
+        from dataclasses import replace
+        c = self.learn_config()
+        return c if self.n_step == 1 else replace(c, gamma=self.gamma ** self.n_step)
+
+
+class ChessNStep:
+    """training/nstep.py's n-step rows for chess: the next position's mask travels with it
+    (packed beside next_obs, so the window logic is NStepReturns' own), and the return is
+    rounded to the replay's fixed point (a multiple of 2^-16; the error, below 8e-6, is the
+    same for every learner, which all read the same rows)."""
+
+    def __init__(self, n: int, gamma: float):
+        from .nstep import NStepReturns
+        self.inner = NStepReturns(n, gamma)
+
+    def __call__(self, batch):
+        if self.inner.n == 1:
+            return batch
+        words = batch["next_obs"].shape[-1]
+        b = dict(batch, next_obs=np.concatenate([batch["next_obs"], batch["next_mask"]], axis=-1))
+        out = self.inner(b)
+        packed = out["next_obs"]
+        reward = np.round(out["reward"].astype(np.float64) * 65536.0) / 65536.0
+        return dict(out, next_obs=np.ascontiguousarray(packed[..., :words]),
+                    next_mask=np.ascontiguousarray(packed[..., words:]),
+                    reward=reward.astype(np.float32))
 
 
 
@@ -151,7 +186,8 @@ def train(cfg: ChessTrainConfig, progress: Callable[[str], None] = None,
     rung.check_workers(cfg.workers, cfg.envs)
     t0 = time.perf_counter()
     replay = ChessReplay(cfg.buffer_size)
-    learner = lr.make(cfg.learn_config(), replay)
+    learner = lr.make(cfg.learner_config(), replay)
+    nstep = ChessNStep(cfg.n_step, cfg.gamma)
     gen = rung.make_generator(GenConfig(n_envs=cfg.envs, seed=cfg.seed, policy="egreedy", workers=cfg.workers,
                                         epsilon=cfg.epsilon(0), weights=init_weights(cfg.seed, cfg.hidden)))
     startup_s = time.perf_counter() - t0
@@ -164,7 +200,7 @@ def train(cfg: ChessTrainConfig, progress: Callable[[str], None] = None,
             t = time.perf_counter()
             batch = gen.generate(cfg.steps)
             t1 = time.perf_counter()
-            replay.add(batch)
+            replay.add(nstep(batch))
             t2 = time.perf_counter()
             losses = None
             if replay.size >= max(cfg.learning_starts, cfg.batch_size):

@@ -266,21 +266,27 @@ def peer_pqn(ctx, base) -> List[str]:
 
 
 def search_lines(ctx) -> List[str]:
+    from report.searches import chosen, how, newest
     rows = ctx.rows("algorithm_trials")
     if not rows:
         return []
-    rid = rows[-1]["run_id"]
-    rows = [r for r in rows if r["run_id"] == rid]
-    sel = next((r for r in rows if r.get("selected")), None)
-    done = sum(r["state"] == "complete" for r in rows)
+    rows, last = newest(rows)
+    if not rows:
+        return []
+    sel = chosen(rows, last)
+    rid = rows[0]["run_id"] + (f" to {rows[-1]['run_id']}" if rows[-1]["run_id"] != rows[0]["run_id"] else "")
+    flops = rows[0].get("objective") == "flops"
+    obj = ("the mean learner FLOPs to solved (an unsolved run counted as twice the FLOPs it spent)" if flops
+           else f"the mean wall-clock to solved ({rows[0]['budget_s']:g} s budget, an unsolved run counted "
+                f"as twice it)")
+    val = (f"{sel['value']:.3g} FLOPs" if flops else f"{sel['value']:.2f} s") if sel else ""
     return [f"The search (`harness algorithms --search`, run {rid}): {len(rows)} Optuna trials "
             f"(TPE, median pruning) from `{rows[0]['base']}`'s settings over "
-            f"{', '.join(rows[0]['space'])}, on seeds 0-1 only, one run at a time (`{rows[0]['version']}` "
-            f"x `{rows[0]['learner']}`, {rows[0].get('threads', '?')} learner thread(s)), objective the "
-            f"mean wall-clock to solved ({rows[0]['budget_s']:g} s budget, an unsolved run counted "
-            f"as twice it); {done} complete, the rest pruned or failed. "
+            f"{', '.join(rows[0]['space'])}, on seeds 0-1 only (`{rows[0]['version']}` "
+            f"x `{rows[0]['learner']}`, {rows[0].get('threads', '?')} learner thread(s)), objective "
+            f"{obj}. " + how(rows, last, "one trial at a time") + " "
             + (f"Selected: {', '.join(f'{k}={_v(v)}' for k, v in sel['params'].items())} "
-               f"({sel['value']:.2f} s mean on seeds 0-1)." if sel else "No trial solved both seeds."), ""]
+               f"({val} mean on seeds 0-1)." if sel else "No trial solved both seeds."), ""]
 
 
 def targets(ctx, g, base) -> List[str]:

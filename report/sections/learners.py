@@ -9,6 +9,7 @@ import matplotlib.pyplot as plt
 from core.rung import number_key
 from report.context import fmt_time, md_table
 from report.data import fma_peak, stale
+from training.config import TrainConfig
 
 ORDER = 40
 
@@ -206,7 +207,7 @@ def solving(ctx):
     version = rows[0].get("version")
     return ["### Each learner trains CartPole to solved", "",
             f"Seeds {', '.join(str(r['config']['seed']) for r in by[next(iter(by))])}, default settings "
-            f"but a cap of {rows[0]['config']['max_rounds']} rounds (training's default is 500), generation by `{version}`; solved = mean return of the last 100 episodes >= "
+            f"but a cap of {rows[0]['config']['max_rounds']} rounds (training's default is {TrainConfig.max_rounds}), generation by `{version}`; solved = mean return of the last 100 episodes >= "
             f"{rows[0]['config']['threshold']:g} and a greedy evaluation in Gymnasium's CartPole-v1 "
             "agreeing. These runs check that each learner learns; two ran at a time, so their "
             "wall-clock is not a timing (the time-to-trained-agent section times runs one at a time).",

@@ -6,14 +6,16 @@ import statistics
 from collections import defaultdict
 from typing import Dict, List, Optional
 
+from core.spec import CARTPOLE
 from report.context import md_table
 from report.sections import trained_periodic as periodic
 from report.sections.trained_peers import (diagnostic_cells, diagnostic_note, fmt_s,
                                            inf_quartiles, steps_text, targets)
 
 ORDER = 45
-CRITERION = ("mean return of the last 100 training episodes >= 475, confirmed by a greedy "
-             "evaluation of 20 episodes in Gymnasium's own CartPole-v1 (mean >= 475)")
+CRITERION = (f"mean return of the last 100 training episodes >= {CARTPOLE.solved_return:g}, "
+             f"confirmed by a greedy evaluation of 20 episodes in Gymnasium's own CartPole-v1 "
+             f"(mean >= {CARTPOLE.solved_return:g})")
 
 
 def groups(ctx, kind: str = "e2e") -> Dict[tuple, List[dict]]:
@@ -61,16 +63,20 @@ def last_return(r: dict):
 
 
 def label(key, rows) -> str:
+    """Who a group is, with † where the code its rows ran has changed since (rows written
+    before rows carried their code's hash are never marked: nothing says)."""
+    from report.data import stale
+    mark = " †" if any(stale(r) for r in rows) else ""
     family, entry, lab, mode = key
     if family == "peer":
         r = rows[0]
         lib = r.get("title") or r.get("library") or entry
         ver = (r.get("versions") or {}).get(r.get("library")) if isinstance(r.get("versions"), dict) else None
-        return f"{lib}" + (f" ({r.get('library')} {ver})" if ver else "")
+        return f"{lib}" + (f" ({r.get('library')} {ver})" if ver else "") + mark
     extra = [] if lab == "default" else [f"{lab} settings"]
     if mode == "overlapped":
         extra.append("overlapped")
-    return f"`{entry}`" + (f" ({', '.join(extra)})" if extra else "")
+    return f"`{entry}`" + (f" ({', '.join(extra)})" if extra else "") + mark
 
 
 def not_run(g) -> List[str]:
@@ -145,6 +151,9 @@ def render(ctx):
     head = ["Who", "Solved", "Time to solved [IQR]"] + (["Practitioner's criterion [IQR]"] if psums else [])
     out += [md_table(head + ["Start-up", "Last-100 return", "Work done (median; solved runs if any)"],
                      table), ""] + notes
+    if any("†" in row[0] for row in table):
+        out += ["† the code these rows ran has changed since they were measured: they stand for "
+                "the code as it was then (their `code` and commit).", ""]
     missing = not_run(g)
     if missing:
         out += [f"Not run in these runs (no rows): {', '.join(missing)}.", ""]
@@ -313,31 +322,40 @@ def how_peers(g) -> List[str]:
 
 
 def selection(ctx) -> List[str]:
+    from report.searches import chosen, how, newest
     rows = [r for r in ctx.rows("trials")]
     if not rows:
         return []
-    run = rows[-1]["run_id"]
-    rows = sorted((r for r in rows if r["run_id"] == run), key=lambda r: r["trial"])
-    sel = next((r for r in rows if r.get("selected")), None)
+    rows, last = newest(rows)
+    if not rows:
+        return []
+    rows = sorted(rows, key=lambda r: r["trial"])
+    sel = chosen(rows, last)
+    flops = rows[0].get("objective") == "flops"
+    value = ("the mean learner FLOPs to solve; an unsolved run counts as twice the FLOPs it spent"
+             if flops else f"the mean wall-clock to solve; an unsolved run counts as twice its "
+                           f"{rows[0]['budget_s']:g} s budget")
     out = [f"### Choosing U, the learning rate and the batch size", "",
            f"Optuna's TPE sampler with median pruning, {len(rows)} trials on "
-           f"`{rows[0]['version']} x {rows[0]['learner']}`, two trials at a time, each trial "
+           f"`{rows[0]['version']} x {rows[0]['learner']}`, each trial "
            f"training on seeds {', '.join(str(s) for s in rows[0].get('seeds') or [])} one after the "
            f"other (a trial is pruned when its running mean after a seed is worse than the median "
-           f"of earlier trials at that seed). A trial's value is the mean wall-clock to solve; an "
-           f"unsolved run counts as twice its {rows[0]['budget_s']:g} s budget. Trials shared the two "
-           f"cores, so their times are for ranking only.", ""]
+           f"of earlier trials at that seed). A trial's value is {value}. "
+           + how(rows, last, "two trials at a time on the two cores, so their times are for ranking only"),
+           ""]
     table = []
     for r in rows:
         p = r.get("params") or {}
+        v = r.get("value")
         table.append((r["trial"], p.get("updates_per_round", "-"), p.get("batch_size", "-"),
                       f"{p['lr']:.2e}" if "lr" in p else "-", r["state"],
-                      f"{r['value']:.1f} s" if r.get("value") is not None else "-",
+                      ("-" if v is None else f"{v:.3g} FLOPs" if flops else f"{v:.1f} s"),
                       "/".join("y" if s else "n" for s in r.get("solved") or []),
-                      "**selected**" if r.get("selected") else ""))
+                      "**selected**" if r is sel else ""))
     out += [md_table(["Trial", "U", "Batch", "Learning rate", "State", "Value", "Solved", ""], table), ""]
     if sel is None:
-        out.append("No trial solved every seed: the defaults were kept.")
+        out.append("No trial solved every seed: the defaults were kept." if last is not None or not
+                   rows[-1].get("study") else "The search has not ended: no trial is selected yet.")
     return out
 
 
@@ -367,6 +385,7 @@ def headline(ctx) -> str:
         r = min(ref, key=lambda k: sums[k]["median"])
         parts.append(f"{sums[r]['median'] / b['median']:.0f}x sooner than our own loop with the "
                      f"PyTorch-eager learner ({label(r, g[r])}, {fmt_s(sums[r]['median'])})")
-    return (text + (": " + "; ".join(parts) if parts else "") + "."
-            + periodic.headline(groups(ctx, "e2e_periodic"), label)
-            + " Seeds never used for tuning; start-up apart.")
+    out = (text + (": " + "; ".join(parts) if parts else "") + "."
+           + periodic.headline(groups(ctx, "e2e_periodic"), label)
+           + " Seeds never used for tuning; start-up apart.")
+    return out + (" († measured before its code last changed.)" if "†" in out else "")

@@ -1,0 +1,231 @@
+"""`python -m harness algorithms --workload chess`: chess's algorithm ladder
+(algorithms/ALGORITHM.md, *Chess*).
+
+For each recipe asked for (default: all), on one chess rung x chess learner (default the
+fast pair, v5c_blocked_sparse x l4c_native_chess, at this machine's cores):
+1. the learner is verified against the reference learner (L1) at the recipe's update (its
+   width, minibatch, discount, learning rate, target period): LEARNER.md's chess checks
+   (versions/chess/common/learn_verify.py); one that fails gets no timing;
+2. a cost run: ROUNDS_COST rounds at the recipe's sizes, epsilon at its final value, no
+   scoring, after the replay holds a round; the medians of a round's generate, store and
+   learn (row `chess_algorithm_cost`). `--cost-pair V:L` adds a pair's cost run at each
+   the run's first recipe (the practitioner's loop, v1_python:l1_torch_eager at a1, which
+   no one trains to 0.75: its time is estimated as the fast pair's rounds x its own cost per
+   round);
+3. it trains to 0.75 on the unseen seeds 100-104, one run at a time, scored against the
+   random mover every EVAL_TRANSITIONS transitions (rows `chess_algorithm`: rounds,
+   updates, transitions, dense-equivalent FLOPs and the training time to the criterion,
+   scoring apart). `--cost-only` skips this step; `--train NAME` keeps it for the recipes
+   named (the others are verified and costed only: a slow recipe's rounds may come from an
+   earlier run, since a seed's run is deterministic, and its time from this run's cost).
+"""
+from __future__ import annotations
+
+import os
+import statistics
+from dataclasses import replace
+
+from core import discover, results
+from core.errors import StudyError
+
+SEEDS = (100, 101, 102, 103, 104)
+SEARCH_SEEDS = (0, 1, 2, 3)           # the sweeps' (algorithms/chess/sweeps/): never reported
+BUDGET_S, QUICK_BUDGET_S = 900.0, 20.0
+MAX_ROUNDS = 10 ** 6
+EVAL_TRANSITIONS = 51_200             # a scoring every 80 of a1's rounds, 25 of a5's
+ROUNDS_COST, QUICK_ROUNDS_COST = 30, 5
+FAST_PAIR = ("v5c_blocked_sparse", "l4c_native_chess")
+
+
+def plan(args):
+    """Everything refused before a run starts: the recipes, overrides, pairs and seeds."""
+    from training import chess_algorithm as calg
+    from training.chess import ChessTrainConfig
+    items = calg.algorithms()
+    names = args.algorithm or [a.name for a in items if not a.error]
+    todo = []
+    for n in names:
+        a = calg.alg.get(n, items)
+        over = calg.parse_overrides(args.set, a)
+        settings = {**calg.settings(a.name, items), **over}
+        ChessTrainConfig(**settings).check()
+        todo.append((a, settings, over))
+    if args.search or args.base != "a4_narrow_net":
+        raise StudyError("--search and --base are CartPole's; chess's settings come from its "
+                         "sweeps (python -m training.chess_sweep)")
+    n = args.seeds or (1 if args.quick else len(SEEDS))
+    seeds = tuple(range(args.first_seed, args.first_seed + n))
+    if args.first_seed + n - 1 >= 2 ** 64:
+        raise StudyError("--first-seed + --seeds - 1 must stay below 2^64")
+    if set(seeds) & set(SEARCH_SEEDS):
+        raise StudyError(f"--first-seed: the judged seeds must not overlap the sweeps' {SEARCH_SEEDS}")
+    pairs = []
+    for text in args.cost_pair or ():
+        v, colon, lr = text.partition(":")
+        if not colon or not v or not lr:
+            raise StudyError(f"--cost-pair {text!r}: expected VERSION:LEARNER, e.g. v1_python:l1_torch_eager")
+        pairs.append(_pair(v, lr))
+    version, learner = _pair(args.version or FAST_PAIR[0], args.learner or FAST_PAIR[1])
+    unknown = [t for t in args.train or () if t not in {a.name for a, _, _ in todo}]
+    if unknown:
+        raise StudyError(f"--train {unknown[0]}: not among this run's recipes")
+    return todo, seeds, (version, learner), pairs
+
+
+def _pair(version: str, learner: str):
+    from training.chess import chess_learner, chess_rung
+    return chess_rung(version).name, chess_learner(learner).name
+
+
+def _threads(version: str, learner: str, args):
+    cores = os.cpu_count() or 1
+    lr = discover.get_learner(learner)
+    threads = args.threads or max([t for t in lr.threads if t <= cores] or [1])
+    rung = discover.get_rung(version, "chess")
+    workers = min(args.workers or cores, rung.workers_limit()) if rung.parallel else 1
+    return threads, workers
+
+
+def _verify(learner: str, cfg, note) -> dict:
+    from versions.chess.common.learn_verify import ChessLearnerVerifier
+    ref = discover.reference_learner()
+    if learner == ref.name:
+        return {"status": "reference", "detail": "the reference learner"}
+    lc = cfg.learner_config()
+    keep = ("hidden", "batch_size", "gamma", "lr", "target", "target_period", "tau", "double",
+            "beta1", "beta2", "adam_eps", "weight_decay", "grad_clip")
+    ver = ChessLearnerVerifier(ref, progress=note, settings={k: getattr(lc, k) for k in keep})
+    outs = ver.verify(discover.runnable_learner(learner), device="cpu")
+    bad = [o for o in outs if not o.ok]
+    lines = [f"{'ok' if o.ok else 'FAIL'} {o.check} ({o.case}): {o.detail}" for o in outs]
+    if bad:
+        return {"status": "failed", "detail": f"{bad[0].check} ({bad[0].case}): {bad[0].detail}",
+                "checks": lines}
+    return {"status": "passed", "detail": f"{len(outs)} chess checks against {ref.name} at hidden "
+                                          f"{lc.hidden}, batch {lc.batch_size}, gamma {lc.gamma:.6g}, lr {lc.lr:g}",
+            "checks": lines}
+
+
+def _load() -> float:
+    try:
+        return os.getloadavg()[0]
+    except OSError:
+        return float("nan")
+
+
+def cost_run(a, settings, version, learner, args, quick, note) -> dict:
+    """The recipe's cost per round on a pair: ROUNDS_COST rounds once the replay holds one."""
+    from training.chess import ChessTrainConfig, train
+    threads, workers = _threads(version, learner, args)
+    rounds = QUICK_ROUNDS_COST if quick else ROUNDS_COST
+    cfg = ChessTrainConfig(**{**settings, "version": version, "learner": learner, "threads": threads,
+                              "workers": workers, "seed": 0, "max_rounds": rounds + 1,
+                              "eval_every": 0, "eps_start": settings.get("eps_end", 0.05),
+                              "learning_starts": 0}).check()
+    note(f"{a.name}: cost of a round on {version} x {learner}")
+    load0 = _load()
+    r = train(cfg)
+    row = {"workload": "chess", "algorithm": a.name, "version": version, "learner": learner,
+           "threads": threads, "workers": workers, "settings": settings, "rounds": r["rounds"],
+           "round_gen_s": r["round_gen_s"], "round_store_s": r["round_store_s"],
+           "round_learn_s": r["round_learn_s"], "startup_s": r["startup_s"],
+           "round_s": r["round_gen_s"]["median"] + r["round_store_s"]["median"] + r["round_learn_s"]["median"],
+           "load_before": load0, "load_after": _load(), **_hashes(a, version, learner)}
+    if not args.no_record:
+        results.append("chess_algorithm_cost", row, quick=quick)
+    note(f"{a.name} on {version} x {learner}: {row['round_s'] * 1e3:.1f} ms a round")
+    return row
+
+
+def _hashes(a, version, learner) -> dict:
+    paths = tuple(dict.fromkeys(a.source_paths() + discover.get_rung(version, "chess").source_paths()
+                                + discover.get_learner(learner).source_paths()))
+    return {"sources": list(paths), "source_hash": results.source_hash(paths)}
+
+
+def run(todo, seeds, pair, pairs, args, note, quick=None) -> int:
+    from core.spec import NetSpec
+    from training.chess import ChessTrainConfig, train
+    from versions.chess.common.spec import CHESS
+    quick = args.quick if quick is None else quick
+    budget = args.budget or (QUICK_BUDGET_S if quick else BUDGET_S)
+    version, learner = pair
+    threads, workers = _threads(version, learner, args)
+    failed = 0
+    for a, settings, over in todo:
+        cfg = ChessTrainConfig(**{**settings, "version": version, "learner": learner, "threads": threads,
+                                  "workers": workers, "budget_s": budget, "max_rounds": MAX_ROUNDS}).check()
+        common = {"workload": "chess", "algorithm": a.name, "number": a.number, "title": a.title,
+                  "base": a.base, "settings": settings, "overrides": over, "version": version,
+                  "learner": learner, "threads": threads, "workers": workers, "budget_s": budget,
+                  **_hashes(a, version, learner)}
+        note(f"{a.name}: verifying {learner} at its update")
+        check = _verify(learner, cfg, note)
+        common["learner_check"] = check
+        if check["status"] == "failed":
+            failed += 1
+            note(f"{a.name}: {learner} does not verify at this update: {check['detail']}")
+            if not args.no_record:
+                results.append("chess_algorithm", {**common, "seed": None, "error": check["detail"]}, quick=quick)
+            continue
+        for v, lr in [pair] + (list(pairs) if a is todo[0][0] else []):
+            cost_run(a, settings, v, lr, args, quick, note)
+        if args.cost_only or (args.train and a.name not in args.train):
+            continue
+        fpu = NetSpec(CHESS, cfg.hidden).update_flops(cfg.batch_size, cfg.double)
+        every = max(1, EVAL_TRANSITIONS // (cfg.envs * cfg.steps))
+        for s in seeds:
+            load0 = _load()
+            r = train(replace(cfg, seed=s, eval_every=every), progress=lambda t: note(f"{a.name} seed {s}: {t}"))
+            reached = next((p for p in r["curve"] if p["score"] >= cfg.criterion), None)
+            row = {**common, "seed": s, "eval_every": every, "rounds": r["rounds"], "updates": r["updates"],
+                   "transitions": r["transitions"], "reached": r["reached"],
+                   "time_to_criterion_s": r["time_to_criterion_s"],
+                   "rounds_to_criterion": reached["round"] if reached else None,
+                   "updates_to_criterion": reached["updates"] if reached else None,
+                   "flops_per_update": fpu, "flops": fpu * (reached or {"updates": r["updates"]})["updates"],
+                   "best_score": r["best_score"], "train_s": r["train_s"], "startup_s": r["startup_s"],
+                   "eval_s": r["eval_s"], "gen_s": r["gen_s"], "store_s": r["store_s"], "learn_s": r["learn_s"],
+                   "round_gen_s": r["round_gen_s"], "round_learn_s": r["round_learn_s"],
+                   "curve": [{k: p[k] for k in ("round", "updates", "train_s", "score", "wins", "draws", "losses")}
+                             for p in r["curve"]],
+                   "load_before": load0, "load_after": _load()}
+            if not args.no_record:
+                results.append("chess_algorithm", row, quick=quick)
+            t = f"{r['time_to_criterion_s']:.2f} s" if r["reached"] else f"NOT within {budget:g} s"
+            print(f"{a.name} seed {s}: 0.75 {t}, {row['rounds_to_criterion']} rounds, best {r['best_score']:.3f}",
+                  flush=True)
+            failed += int(not r["reached"] and not quick)
+    return failed
+
+
+def cmd(args) -> int:
+    from .progress import Progress
+    todo, seeds, pair, pairs = plan(args)
+    if args.list:
+        for a, s, _ in todo:
+            print(f"{a.name}: {a.title} (base {a.base or 'ChessTrainConfig defaults'}) {s}")
+        return 0
+    prog = Progress("algorithms")
+    bad = run(todo, seeds, pair, pairs, args, prog.note)
+    prog.clear()
+    return 1 if bad else 0
+
+
+def median(xs):
+    return statistics.median(xs) if xs else None
+
+
+BENCH_STAGE = (63, "Chess's algorithm ladder: each recipe verified, costed, trained to 0.75 on unseen seeds")
+BENCH_WORKLOAD = "chess"
+PRACTITIONER = ("v1_python:l1_torch_eager", "v5c_blocked_sparse:l1_torch_eager")
+
+
+def bench_stage(quick: bool, progress) -> int:
+    import argparse
+    args = argparse.Namespace(algorithm=None, set=None, version=None, learner=None, threads=None,
+                              first_seed=SEEDS[0], seeds=None, budget=None, search=False,
+                              base="a4_narrow_net", quick=quick, list=False, no_record=False,
+                              cost_only=False, cost_pair=list(PRACTITIONER), train=None, workers=None)
+    todo, seeds, pair, pairs = plan(args)
+    return run(todo, seeds, pair, pairs, args, progress.note, quick)

@@ -1,0 +1,236 @@
+"""Chess's algorithm ladder (rows chess_algorithm and chess_algorithm_cost, written by
+`python -m harness algorithms --workload chess`; harness/cmd_chess_algorithms.py), and what
+each knob bought chess's time to 0.75, from the practitioner's loop to the best recipe.
+
+A chess run is deterministic given its seed, so a recipe's rounds to 0.75 are the same in
+every run on this machine; its time is the rounds times its cost per round. The chain below
+takes every cost from one run (the newest that costed the practitioner's pair), so each
+factor's two sides come from that run; the measured times stand beside the estimates, and
+the estimate is checked against every complete run of that run.
+"""
+from __future__ import annotations
+
+import statistics
+from typing import Dict, List, Optional
+
+from report.context import fmt_si, md_table
+
+ORDER = 61.5
+WORKLOAD = "chess"
+PRACTITIONER = ("v1_python", "l1_torch_eager")
+
+
+def _q(xs: List[float]):
+    from core.measure import quartiles
+    return quartiles(xs) if xs else None
+
+
+def _s(x: Optional[float]) -> str:
+    if x is None:
+        return "-"
+    return f"{x:.3g} s" if x < 100 else f"{x:,.0f} s"
+
+
+def ladder_runs(c) -> Dict[str, List[dict]]:
+    """{recipe: its seed rows of its newest run on the newest pair that trained it}."""
+    out: Dict[str, List[dict]] = {}
+    for r in c.rows("chess_algorithm"):
+        out.setdefault(r["algorithm"], []).append(r)
+    for name, rows in out.items():
+        run = rows[-1]["run_id"]
+        out[name] = [r for r in rows if r["run_id"] == run]
+    return out
+
+
+def cost_run(c) -> tuple:
+    """(run id, {(recipe, version, learner): cost row}) of the newest run that costed the
+    practitioner's pair, or of the newest cost run at all."""
+    rows = c.rows("chess_algorithm_cost")
+    if not rows:
+        return None, {}
+    prac = [r for r in rows if (r["version"], r["learner"]) == PRACTITIONER]
+    run = (prac or rows)[-1]["run_id"]
+    return run, {(r["algorithm"], r["version"], r["learner"]): r for r in rows if r["run_id"] == run}
+
+
+def _stats(rows: List[dict]) -> dict:
+    done = [r for r in rows if r.get("reached")]
+    out = {"n": len([r for r in rows if r.get("seed") is not None]), "reached": len(done), "rows": rows}
+    for k in ("time_to_criterion_s", "rounds_to_criterion", "updates_to_criterion", "flops"):
+        out[k] = _q([r[k] for r in done]) if done else None
+    out["transitions"] = _q([r["rounds_to_criterion"] * r["settings"].get("envs", 20) * r["settings"].get("steps", 32)
+                             for r in done]) if done else None
+    return out
+
+
+def ladder(c) -> str:
+    from training import chess_algorithm as calg
+    runs = ladder_runs(c)
+    if not runs:
+        return ""
+    crun, costs = cost_run(c)
+    items = {a.name: a for a in calg.algorithms()}
+    body, est = [], {}
+    for name in [n for n in items if n in runs]:
+        a, rows = items[name], runs[name]
+        s, r0 = _stats(rows), rows[0]
+        cost = costs.get((name, r0["version"], r0["learner"]))
+        if s["rounds_to_criterion"] and cost:
+            est[name] = s["rounds_to_criterion"][1] * cost["round_s"]
+        check = r0.get("learner_check", {}).get("status", "-")
+        q = s["time_to_criterion_s"]
+        same = [r for r in rows if r.get("reached") and r["run_id"] == crun] if cost else []
+        off = (statistics.median(abs(r["rounds_to_criterion"] * cost["round_s"] - r["time_to_criterion_s"])
+                                 / r["time_to_criterion_s"] for r in same) if same else None)
+        below = est.get(a.base)
+        from report.data import stale
+        body.append((f"`{name}`" + (" †" if any(stale(r) for r in rows) or (cost and stale(cost)) else ""), a.title, ", ".join(f"{k} {v:g}" if isinstance(v, float) else f"{k} {v}"
+                                                      for k, v in a.changes.items()) or "-",
+                     check, f"{s['reached']}/{s['n']}",
+                     f"{_s(q[1])} [{_s(q[0])}-{_s(q[2])}]" if q else "-",
+                     "{:,.0f} [{:,.0f}-{:,.0f}]".format(*s["rounds_to_criterion"]) if s["rounds_to_criterion"] else "-",
+                     fmt_si(s["transitions"][1]) if s["transitions"] else "-",
+                     fmt_si(s["updates_to_criterion"][1]) if s["updates_to_criterion"] else "-",
+                     fmt_si(s["flops"][1]) if s["flops"] else "-",
+                     f"{cost['round_s'] * 1e3:.1f} ms" if cost else "-",
+                     _s(est.get(name)) + (f" ({100 * off:.0f}% off the {len(same)} complete run(s))"
+                                          if off is not None else ""),
+                     f"{below / est[name]:.2f}x" if below and name in est else "-",
+                     r0["run_id"]))
+    pair = runs[next(iter(runs))][0]
+    return ("### Chess's algorithm ladder: fewer rounds to 0.75\n\n"
+            f"`python -m harness algorithms --workload chess` on `{pair['version']}` x `{pair['learner']}` "
+            f"({pair['threads']} learner thread(s), {pair['workers']} generator thread(s)): each recipe "
+            "(algorithms/chess/) verified at its update by the chess learner checks, then trained to a "
+            "score of 0.75 against the uniform-random mover (400 games, both colours) on the unseen seeds "
+            "100-104, one run at a time, scored every 51,200 transitions (scoring apart from the time). "
+            "Medians and IQR over the seeds that reached it; FLOPs are the dense update's "
+            "(`NetSpec.update_flops`) times the updates, an equivalent, not what the sparse learner "
+            f"executes. The cost of a round is the sum of the medians of its generate, store and "
+            f"learn over a cost run of the recipe (run {crun}: epsilon at its final value, no scoring); the estimate is the median rounds x that cost, and the factor against the "
+            "rung below is a ratio of two estimates of that one run. A run whose `load_before` in its row "
+            "exceeds the machine's cores ran beside other work: its measured time is not comparable, "
+            "its rounds are. † marks a recipe whose rows were measured before the code they ran "
+            "last changed.\n\n"
+            + md_table(["Recipe", "Idea", "Changes", "Learner check", "Reached", "Time to 0.75 (measured)",
+                        "Rounds", "Transitions", "Updates", "FLOPs (dense-eq.)", "Cost of a round",
+                        "Estimate", "vs the rung below", "Seeds' run"], body) + "\n")
+
+
+def knobs(c, level: str = "###") -> str:
+    """The chain: the practitioner's loop at a1, the generation ladder, the learner ladder,
+    then each recipe on the fast pair; every cost from one run."""
+    from training import chess_algorithm as calg
+    runs = ladder_runs(c)
+    crun, costs = cost_run(c)
+    names = [a.name for a in calg.algorithms() if a.name in runs]
+    if not names or not crun:
+        return ""
+    first = names[0]
+    s1 = _stats(runs[first])
+    if not s1["rounds_to_criterion"]:
+        return ""
+    fast = runs[first][0]["version"], runs[first][0]["learner"]
+    chain = []
+    for v, lr, what in ((PRACTITIONER[0], PRACTITIONER[1], "the practitioner's loop"),
+                        (fast[0], PRACTITIONER[1], "+ the generation ladder"),
+                        (fast[0], fast[1], "+ the learner ladder")):
+        cost = costs.get((first, v, lr))
+        if cost:
+            chain.append((what, f"`{v}` x `{lr}` x `{first}`", s1["rounds_to_criterion"][1] * cost["round_s"],
+                          s1["time_to_criterion_s"][1] if (v, lr) == fast else None))
+    for name in names[1:]:
+        s, r0 = _stats(runs[name]), runs[name][0]
+        cost = costs.get((name, r0["version"], r0["learner"]))
+        if s["rounds_to_criterion"] and cost:
+            chain.append((f"+ `{name}`", f"`{r0['version']}` x `{r0['learner']}` x `{name}`",
+                          s["rounds_to_criterion"][1] * cost["round_s"],
+                          s["time_to_criterion_s"][1] if s["time_to_criterion_s"] else None))
+    if len(chain) < 2:
+        return ""
+    fig = knob_figure(c, chain)
+    body, prev = [], None
+    for what, label, est, meas in chain:
+        body.append((what, label, _s(est), _s(meas), f"{prev / est:.2f}x" if prev else "-",
+                     f"{chain[0][2] / est:,.0f}x"))
+        prev = est
+    best = min(chain, key=lambda x: x[2])
+    return (f"{level} What each knob bought, for chess\n\n"
+            f"The time to a score of 0.75, step by step: each step's estimate is `{first}`'s (or the "
+            f"step's recipe's) median rounds to 0.75 on the unseen seeds x the pair's cost per round, "
+            f"every cost from run {crun}, so each factor's two sides come from one run. The measured "
+            "column is the median time of the complete runs (the practitioner's loop and the generation "
+            "ladder's pair are not trained to 0.75: about "
+            f"{_s(chain[0][2])} of training for the first). The best, {best[1]}, reaches 0.75 "
+            f"{chain[0][2] / best[2]:,.0f}x sooner than the practitioner's loop at its own recipe "
+            "(ratio of estimates).\n\n"
+            + md_table(["Step", "Pair x recipe", "Time to 0.75 (estimate)", "Measured (median)",
+                        "This step", "Since the practitioner's loop"], body)
+            + f"\n\n![What each knob bought, for chess]({fig})\n")
+
+
+def knob_figure(c, chain) -> str:
+    """The chain as bars on a log axis (estimates), the measured medians as dots."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(9, 0.45 * len(chain) + 1.4))
+    ys = list(range(len(chain)))[::-1]
+    ax.barh(ys, [x[2] for x in chain], color="tab:blue", alpha=0.7, label="estimate: rounds x cost a round")
+    meas = [(y, x[3]) for y, x in zip(ys, chain) if x[3]]
+    if meas:
+        ax.scatter([m for _, m in meas], [y for y, _ in meas], color="black", zorder=3, s=18,
+                   label="measured median of the complete runs")
+    for y, x in zip(ys, chain):
+        ax.text(x[2] * 1.08, y, f"{x[2]:,.3g} s", va="center", fontsize=8)
+    ax.set_yticks(ys)
+    ax.set_yticklabels([x[0].replace("`", "") for x in chain], fontsize=8)
+    ax.set_xscale("log")
+    ax.set_xlabel("training time to a score of 0.75 against the random mover (s, log)")
+    ax.set_title(f"Chess, what each knob bought ({c.machine_line})", fontsize=9)
+    ax.set_xlim(min(x[2] for x in chain) / 2, max(x[2] for x in chain) * 4)
+    ax.grid(True, which="both", axis="x", alpha=0.3)
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    return c.savefig(fig, "chess_knobs")
+
+
+def render(ctx):
+    """The ladder's detail (its knob chain opens the report: report/sections/answer.py)."""
+    return ladder(ctx.for_workload(WORKLOAD))
+
+
+def headline(ctx) -> str:
+    """The README's sentence: the best chess recipe's time to 0.75, against a1 and against
+    the practitioner's loop (estimates of one cost run)."""
+    from training import chess_algorithm as calg
+    c = ctx.for_workload(WORKLOAD)
+    runs = ladder_runs(c)
+    crun, costs = cost_run(c)
+    names = [a.name for a in calg.algorithms() if a.name in runs]
+    done = [(n, _stats(runs[n])) for n in names if _stats(runs[n])["time_to_criterion_s"]]
+    if not done:
+        return ""
+    name, s = min(done, key=lambda x: x[1]["time_to_criterion_s"][1])
+    r0, q = runs[name][0], s["time_to_criterion_s"]
+    out = (f"**Chess in seconds** (`algorithms/chess/`, {c.machine_line}): with `{r0['version']}` x "
+           f"`{r0['learner']}`, the recipe `{name}` reaches a score of 0.75 against the random mover in a "
+           f"median {_s(q[1])} of training (IQR {_s(q[0])}-{_s(q[2])}, {s['reached']}/{s['n']} unseen seeds, "
+           f"{s['rounds_to_criterion'][1]:,.0f} rounds)")
+    first = names[0]
+    s1 = _stats(runs[first])
+    mine = costs.get((name, r0["version"], r0["learner"]))
+    prac = costs.get((first,) + PRACTITIONER)
+    if s1["rounds_to_criterion"] and mine:
+        est = s["rounds_to_criterion"][1] * mine["round_s"]
+        a1 = costs.get((first, r0["version"], r0["learner"]))
+        parts = []
+        if a1:
+            parts.append(f"{s1['rounds_to_criterion'][1] * a1['round_s'] / est:,.0f}x sooner than "
+                         f"`{first}` on the same pair")
+        if prac:
+            parts.append(f"{s1['rounds_to_criterion'][1] * prac['round_s'] / est:,.0f}x sooner than the "
+                         f"practitioner's loop (`{PRACTITIONER[0]}` x `{PRACTITIONER[1]}` x `{first}`)")
+        if parts:
+            out += "; " + " and ".join(parts) + f" (rounds x cost a round, every cost from run {crun})"
+    return out + "."

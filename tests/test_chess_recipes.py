@@ -1,0 +1,177 @@
+"""Chess's algorithm ladder (algorithms/chess/, training/chess_algorithm.py): n-step rows that
+equal a one-step-at-a-time judge, every recipe discovered and in range, the chess learner
+checks at a recipe's update (a wrong step still fails there), the ladder's command end to
+end on a tiny budget, and the sweep driver."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from core.discover import get_learner, get_rung
+from core.errors import StudyError
+from tests.conftest import ROOT
+
+RUNG = "v5c_blocked_sparse"
+
+
+def _batches(n_rounds=6, envs=64, steps=32, seed=3):
+    from core.api import GenConfig
+    from versions.chess.common.net import init_weights
+    r = get_rung(RUNG, "chess")
+    if r.unavailable_reason():
+        pytest.skip(r.unavailable_reason())
+    with r.make_generator(GenConfig(n_envs=envs, seed=seed, policy="egreedy", epsilon=0.5,
+                                    weights=init_weights(seed, 64))) as g:
+        return [g.generate(steps) for _ in range(n_rounds)]
+
+
+def test_chess_nstep_rows_equal_the_one_step_at_a_time_judge():
+    from training.chess import ChessNStep
+    from versions.chess.common.learn import ACTION, NEXT_MASK, NEXT_OBS, OBS, REWARD, TERMINATED, ChessReplay
+    n, g = 3, 0.9
+    bs = _batches()
+    ns, rep = ChessNStep(n, g), ChessReplay(100_000)
+    for b in bs:
+        rep.add(ns(b))
+    b = {k: np.concatenate([x[k] for x in bs]) for k in bs[0]}
+    T, N = b["reward"].shape
+    want = []
+    for t in range(T - n + 1):            # rows are stored round by round, time-major
+        for i in range(N):
+            R, k = 0.0, 0
+            while True:
+                R += g ** k * float(b["reward"][t + k, i])
+                k += 1
+                if b["terminated"][t + k - 1, i] or b["truncated"][t + k - 1, i] or k == n:
+                    break
+            if k == n or b["terminated"][t + k - 1, i]:
+                want.append((t, i, k, R))
+    assert rep.size == len(want) > 0
+    got = rep.data[:rep.size]
+    ends = 0
+    for j, (t, i, k, R) in enumerate(want):
+        row = got[j]
+        assert np.array_equal(row[OBS], b["obs"][t, i].view(np.int64))
+        assert row[ACTION] == b["action"][t, i]
+        assert np.array_equal(row[NEXT_OBS], b["next_obs"][t + k - 1, i].view(np.int64))
+        assert np.array_equal(row[NEXT_MASK], b["next_mask"][t + k - 1, i].view(np.int64))
+        assert row[TERMINATED] == b["terminated"][t + k - 1, i]
+        assert abs(row[REWARD] / 65536.0 - R) <= 2 ** -17        # rounded to the replay's 2^-16
+        ends += k < n
+    assert ends > 0, "the fixture should hold windows that a game's end cuts short"
+
+
+def test_n_step_one_stores_the_batch_unchanged():
+    from training.chess import ChessNStep
+    b = _batches(n_rounds=1)[0]
+    assert ChessNStep(1, 0.99)(b) is b
+
+
+def test_every_chess_recipe_is_discovered_in_range_and_one_idea_each():
+    from training import chess_algorithm as calg
+    from training.chess import ChessTrainConfig
+    items = calg.algorithms()
+    assert [a.name for a in items][:6] == ["a1_today", "a2_short_horizon", "a3_larger_batch",
+                                           "a4_narrow_trunk", "a5_many_games", "a6_narrower"]
+    for a in items:
+        assert a.error is None, f"{a.name}: {a.error}"
+        ChessTrainConfig(**calg.settings(a.name, items)).check()
+        assert a.references and a.summary
+        assert (a.path / "NOTES.md").exists(), f"{a.name} has no NOTES.md"
+
+
+def test_a_recipe_that_sets_what_the_command_chooses_is_broken(tmp_path):
+    from training import chess_algorithm as calg
+    pkg = tmp_path / "chess_probe"
+    (pkg / "a1_bad").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a1_bad" / "recipe.py").write_text(
+        "from training.chess_algorithm import ChessAlgorithm\n"
+        "ALGORITHM = ChessAlgorithm(number='1', title='t', summary='s', changes={'seed': 3})\n")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        (bad,) = calg.algorithms(pkg, "chess_probe")
+    finally:
+        sys.path.remove(str(tmp_path))
+    assert bad.error and "the command chooses" in bad.error
+
+
+def test_overrides_are_typed_and_refused_in_one_line():
+    from training import chess_algorithm as calg
+    a = calg.alg.get("a2_short_horizon", calg.algorithms())
+    assert calg.parse_overrides(["gamma=0.8", "hidden=64"], a) == {"gamma": 0.8, "hidden": 64}
+    for bad, frag in ((["gamma"], "KEY=VALUE"), (["nope=1"], "not a chess training setting"),
+                      (["seed=3"], "chosen by the command"), (["hidden=x"], "need a finite int")):
+        with pytest.raises(StudyError, match=frag):
+            calg.parse_overrides(bad, a)
+
+
+def test_the_chess_checks_at_a_recipes_update_pass_l4c_and_fail_a_wrong_step():
+    from versions.chess.common.learn_verify import ChessLearnerVerifier
+    l1, l4c = get_learner("l1_torch_eager"), get_learner("l4c_native_chess")
+    if l4c.unavailable_reason():
+        pytest.skip(l4c.unavailable_reason())
+    recipe = {"hidden": 64, "batch_size": 256, "gamma": 0.9, "lr": 1e-3, "target_period": 32}
+    ver = ChessLearnerVerifier(l1, seeds=(0,), settings=recipe)
+    out = ver.verify(l4c, device="cpu")
+    assert all(o.ok for o in out), [f"{o.check} ({o.case}): {o.detail}" for o in out if not o.ok]
+
+    def make(cfg, replay):
+        from learners.l1_torch_eager.torch_eager import TorchLearner
+        return TorchLearner(dataclasses.replace(cfg, lr=cfg.lr * 1.05), replay)
+    off = dataclasses.replace(l1, name="l9_off", reference=False, make=make)
+    bad = {o.check for o in ver.verify(off, device="cpu") if not o.ok}
+    assert "weights after 1 update" in bad
+
+
+def test_the_ladder_command_verifies_costs_and_trains_one_seed(tmp_path):
+    env = dict(os.environ, STUDY_RESULTS_DIR=str(tmp_path), OMP_NUM_THREADS="1")
+    cmd = [sys.executable, "-m", "harness", "algorithms", "--workload", "chess", "--algorithm",
+           "a6_narrower", "--set", "envs=16", "--set", "batch_size=128", "--quick", "--budget", "2",
+           "--threads", "1", "--cost-pair", "v5c_blocked_sparse:l1_torch_eager"]
+    r = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    (d,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    cost = [json.loads(x) for x in (d / "quick" / "chess_algorithm_cost.jsonl").read_text().splitlines()]
+    runs = [json.loads(x) for x in (d / "quick" / "chess_algorithm.jsonl").read_text().splitlines()]
+    assert len(cost) == 2 and all(c["round_s"] > 0 and c["settings"]["envs"] == 16 for c in cost)
+    assert {c["learner"] for c in cost} == {"l4c_native_chess", "l1_torch_eager"}
+    (row,) = runs
+    assert row["learner_check"]["status"] == "passed" and row["seed"] == 100
+    assert row["rounds"] >= 1 and row["train_s"] >= 2 and row["curve"]
+    assert row["flops"] == row["flops_per_update"] * row["updates"]
+    # the report's ladder table renders the row: its seeds, its cost of a round
+    from report.context import Context
+    from report.sections import chess_algorithms
+    ctx = Context(results_dir=tmp_path, report_dir=tmp_path / "rep", machine=d.name, quick=True)
+    text = chess_algorithms.ladder(ctx.for_workload("chess"))
+    line = next(x for x in text.splitlines() if x.startswith("| `a6_narrower`"))
+    mine = next(c for c in cost if c["learner"] == "l4c_native_chess")
+    assert f"{mine['round_s'] * 1e3:.1f} ms" in line and f"{int(row['reached'])}/1" in line
+
+
+def test_the_sweep_driver_runs_recipes_side_by_side(tmp_path):
+    spec = {"base": {"version": RUNG, "learner": "l4c_native_chess", "max_rounds": 3,
+                     "eval_every": 3, "eval_games": 8, "learning_starts": 0, "hidden": 64,
+                     "envs": 8, "steps": 4, "batch_size": 16},
+            "recipes": {"x": {}, "y": {"gamma": 0.9, "n_step": 2}}, "seeds": [0]}
+    f = tmp_path / "sweep.json"
+    f.write_text(json.dumps(spec))
+    env = dict(os.environ, STUDY_RESULTS_DIR=str(tmp_path / "res"))
+    r = subprocess.run([sys.executable, "-m", "training.chess_sweep", str(f), "--jobs", "2",
+                        "--wall-s", "60"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    rows = [json.loads(x) for p in (tmp_path / "res").glob("*/chess_sweep.jsonl")
+            for x in p.read_text().splitlines()]
+    assert sorted(x["recipe"] for x in rows) == ["x", "y"]
+    assert {x["run_id"] for x in rows}.__len__() == 1 and all(x["beside"] == 2 for x in rows)
+    assert all(x["rounds"] == 3 and len(x["curve"]) == 1 for x in rows)
+    bad = subprocess.run([sys.executable, "-m", "training.chess_sweep", str(f), "--jobs", "0"],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
