@@ -101,3 +101,41 @@ def test_ours_settings_apply_and_the_report_gives_them_back():
     assert ours_sets([{"config": cfg.to_dict()}]) == " --ours-set lr=0.0003 --ours-set updates_per_round=32"
     with pytest.raises(StudyError, match="not a int"):
         ours_config(get_rung("v1_python", "chess"), "l1_torch_eager", ["envs=x"], 120.0, 20_480, 400)
+
+
+def test_the_report_section_renders_the_rows_of_one_run(tmp_path):
+    from core import results
+    from report.context import Context
+    from report.sections import chess_peers_train as sec
+    from tests.helpers import md_table, numbers
+    d = tmp_path / "res"
+    curve = [{"train_s": 10.0, "env_steps": 2048, "score": 0.5}]
+    for seed, t in ((100, 300.0), (101, 500.0), (102, 400.0)):        # reached: median 400 s
+        results.append(sec.KIND, {"family": "peer", "workload": "chess", "peer": "sb3c_maskppo_ladder",
+                                  "entry": cr.ENTRY, "seed": seed, "status": "reached", "reached": True,
+                                  "time_to_criterion_s": t, "best_score": 0.8, "budget_s": 900.0,
+                                  "env_steps": 10_000 + seed, "eval_every": 20_480, "eval_games": 400,
+                                  "version": "v4_cpp", "versions": {"sb3-contrib": "2.9.2"},
+                                  "curve": curve + [{"train_s": t, "env_steps": 4096, "score": 0.8}]},
+                       directory=d)
+        results.append(sec.KIND, {"family": "peer", "workload": "chess", "peer": "sb3c_maskppo_pettingzoo",
+                                  "entry": cr.ENTRY, "seed": seed, "status": "not_reached", "reached": False,
+                                  "time_to_criterion_s": None, "best_score": 0.5 + seed / 1000, "budget_s": 900.0,
+                                  "env_steps": 7_000, "eval_every": 20_480, "eval_games": 400,
+                                  "version": "v4_cpp", "versions": {"pettingzoo": "1.27.0"}, "curve": curve},
+                       directory=d)
+        results.append(sec.KIND, {"family": "ladder", "workload": "chess", "entry": "v4_cpp x l1_torch_eager",
+                                  "learner": "l1_torch_eager", "seed": seed, "status": "reached",
+                                  "reached": True, "time_to_criterion_s": t / 100, "best_score": 0.76,
+                                  "budget_s": 900.0, "transitions": 64_000, "eval_games": 400,
+                                  "curve": [{"train_s": t / 100, "score": 0.76}]}, directory=d)
+    text = sec.render(Context(results_dir=d, report_dir=tmp_path / "rep"))
+    rows = {r["Run"]: r for r in md_table(text, "Time to 0.75 [IQR]")}
+    ladder, pz, ours = rows["`sb3c_maskppo_ladder`"], rows["`sb3c_maskppo_pettingzoo`"], rows["`v4_cpp x l1_torch_eager`"]
+    assert numbers(ladder["Time to 0.75 [IQR]"]) == [400, 300, 500]
+    assert numbers(ladder["vs the study's pair"]) == [100]                 # 400 s / 4 s, one run
+    assert pz["Time to 0.75 [IQR]"] == "did not reach within 15.0 min, best score 0.602"
+    assert numbers(pz["vs the study's pair"]) == [225]                     # budget / ours: a bound
+    assert numbers(ours["Time to 0.75 [IQR]"]) == [4, 3, 5] and numbers(ladder["Env steps (median)"]) == [10_101]
+    assert "--seeds 3 --budget 900" in text and "--ours l1_torch_eager" in text
+    assert (tmp_path / "rep" / "figures" / "chess_peers_training_curve.png").exists()

@@ -7,7 +7,7 @@ from core.measure import quartiles
 from report.context import fmt_time, md_table
 from report.data import stale
 
-ORDER = 61.5
+ORDER = 61.6          # after chess end to end and chess's algorithm ladder (61.5)
 WORKLOAD = "chess"
 KIND = "chess_peer_training"
 STALE = " †"
@@ -115,7 +115,7 @@ def render_rows(c, g: dict) -> str:
            f"--eval-every {r_any.get('eval_every')} --games {r_any.get('eval_games')} --version "
            f"{r_any.get('version')}" + (f" --ours {ours_rows[0].get('learner')}" if ours_rows else "")
            + ours_sets(ours_rows) + "`")
-    out = ["### Chess in the practitioner's own tools: time to 0.75", "",
+    out = ["### " + c.heading("Chess in the practitioner's own tools: time to 0.75"), "",
            f"{cmd} (run {r_any['run_id']}, one run at a time, seeds never used to choose settings): "
            f"each peer trains with its own library against the uniform-random mover and is scored "
            f"as the study's chess runs are (`training/chess.py`): the deterministic policy plays "
