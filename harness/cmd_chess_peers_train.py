@@ -10,7 +10,8 @@ scoring >= 0.75. A run that does not get there within --budget seconds of traini
 as its seed ends; --quick: results/<machine>/quick/, a preview with a short budget).
 
 --ours LEARNER also trains the study's pair (the same rung x LEARNER, training/chess.py's
-declared settings, changed with --ours-set NAME=VALUE, e.g. the search's U and lr) on the same
+declared settings, or a chess algorithm's with --ours-recipe NAME, changed with --ours-set
+NAME=VALUE) on the same
 seeds and budget in the same run, so that the report can set its time beside the peers' from
 one run (rows of the same kind, family "ladder").
 
@@ -46,6 +47,9 @@ def register(sub):
     p.add_argument("--version", help="the chess rung the ladder peer trains on and every run is scored "
                                      "on (default: the fastest measured here)")
     p.add_argument("--ours", metavar="LEARNER", help="also train the study's pair (rung x LEARNER) in this run")
+    p.add_argument("--ours-recipe", metavar="NAME",
+                   help="that run's recipe: a chess algorithm's settings (algorithms/chess/, e.g. "
+                        "a6_narrower), --ours-set on top")
     p.add_argument("--ours-set", action="append", metavar="NAME=VALUE", default=[],
                    help="a setting of that run (a chess-train option's name, e.g. lr=3e-4, "
                         "updates_per_round=32; repeatable)")
@@ -71,12 +75,12 @@ def cmd_chess_peers_train(args):
     peers, seeds, budget = check_inputs(args.peer or list(NAMES), seeds, budget, every, games)
     rung = pick_rung(args.version, q)
     ours = None
-    if args.ours_set and not args.ours:
-        raise StudyError("--ours-set needs --ours LEARNER")
+    if (args.ours_set or args.ours_recipe) and not args.ours:
+        raise StudyError("--ours-set and --ours-recipe need --ours LEARNER")
     if args.ours:
         from training.chess import chess_learner
         chess_learner(args.ours)                   # refused here, before any run
-        ours = ours_config(rung, args.ours, args.ours_set, budget, every, games)
+        ours = ours_config(rung, args.ours, args.ours_set, budget, every, games, args.ours_recipe)
     prog = Progress("chess-peers-train")
     failed = 0
 
@@ -85,7 +89,7 @@ def cmd_chess_peers_train(args):
     rows = run_chess_peers(peers, seeds, budget, every, rung.name, games, q, prog.note, on_row=write)
     failed += sum(r.get("status") == "failed" for r in rows)
     if ours is not None:
-        failed += run_ours(ours, seeds, q, prog.note)
+        failed += run_ours(ours, seeds, q, prog.note, args.ours_recipe)
     prog.clear()
     from training.chess_peers_runner import describe
     for r in rows:
@@ -105,8 +109,9 @@ def pick_rung(name, quick: bool):
     return rung
 
 
-def ours_config(rung, learner, sets, budget, every, games):
-    """The study's pair's config: training/chess.py's declared settings, --ours-set's changes,
+def ours_config(rung, learner, sets, budget, every, games, recipe=None):
+    """The study's pair's config: training/chess.py's declared settings, the recipe's (a chess
+    algorithm's, training/chess_algorithm.py) and --ours-set's changes on top,
     the same budget and games, scored every round whose transitions pass a multiple of
     --eval-every (640 a round at the declared N x T); checked here, before any run."""
     from dataclasses import fields, replace
@@ -114,6 +119,9 @@ def ours_config(rung, learner, sets, budget, every, games):
     from .cmd_chess_train import threads_for
     base = ChessTrainConfig(version=rung.name, learner=learner, workers=threads_for(rung),
                             budget_s=budget, max_rounds=10 ** 6, eval_games=games)
+    if recipe:
+        from training.chess_algorithm import settings
+        base = replace(base, **settings(recipe))     # StudyError for an unknown recipe
     kinds = {f.name: type(getattr(base, f.name)) for f in fields(ChessTrainConfig)}
     fixed = {"version", "learner", "budget_s", "eval_games", "seed"}
     changes = {}
@@ -135,11 +143,12 @@ def ours_config(rung, learner, sets, budget, every, games):
     return cfg
 
 
-def run_ours(base, seeds, quick, note) -> int:
+def run_ours(base, seeds, quick, note, recipe=None) -> int:
     """The study's pair on the peers' seeds and budget, one run at a time."""
     from dataclasses import replace
     from training.chess import train
     rung, learner, budget = base.version, base.learner, base.budget_s
+    entry = f"{rung} x {learner}" + (f" ({recipe})" if recipe else "")
     failed = 0
     for s in seeds:
         note(f"{rung} x {learner} seed {s} (budget {budget:g} s)")
@@ -147,11 +156,12 @@ def run_ours(base, seeds, quick, note) -> int:
             r = train(replace(base, seed=s), progress=note)
         except StudyError as e:
             failed += 1
-            results.append(KIND, {"family": "ladder", "workload": "chess", "entry": f"{rung} x {learner}",
-                                  "seed": s, "status": "failed", "reason": str(e)}, quick=quick)
+            results.append(KIND, {"family": "ladder", "workload": "chess", "entry": entry,
+                                  "recipe": recipe, "seed": s, "status": "failed", "reason": str(e)},
+                           quick=quick)
             continue
         r.pop("trace", None)
-        results.append(KIND, {"family": "ladder", "entry": f"{rung} x {learner}", "workload": "chess",
+        results.append(KIND, {"family": "ladder", "entry": entry, "workload": "chess", "recipe": recipe,
                               "version": rung, "learner": learner, "seed": s, "budget_s": budget,
                               "status": "reached" if r["reached"] else "not_reached",
                               "criterion": base.criterion, "eval_games": base.eval_games,

@@ -99,6 +99,13 @@ def test_ours_settings_apply_and_the_report_gives_them_back():
                       ["lr=3e-4", "updates-per-round=32"], 120.0, 20_480, 400)
     assert (cfg.lr, cfg.updates_per_round, cfg.eval_every, cfg.budget_s) == (3e-4, 32, 32, 120.0)
     assert ours_sets([{"config": cfg.to_dict()}]) == " --ours-set lr=0.0003 --ours-set updates_per_round=32"
+    cfg = ours_config(get_rung("v1_python", "chess"), "l1_torch_eager", ["lr=3e-4"], 120.0, 20_480, 400,
+                      recipe="a2_short_horizon")
+    assert cfg.gamma != 0.99 and cfg.lr == 3e-4
+    row = {"config": cfg.to_dict(), "recipe": "a2_short_horizon"}
+    assert ours_sets([row]) == " --ours-recipe a2_short_horizon --ours-set lr=0.0003"
+    with pytest.raises(StudyError, match="unknown algorithm"):
+        ours_config(get_rung("v1_python", "chess"), "l1_torch_eager", [], 120.0, 20_480, 400, recipe="a9_x")
     with pytest.raises(StudyError, match="not a int"):
         ours_config(get_rung("v1_python", "chess"), "l1_torch_eager", ["envs=x"], 120.0, 20_480, 400)
 

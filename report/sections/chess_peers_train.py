@@ -59,15 +59,23 @@ def ratio_cell(s, ours) -> str:
 
 
 def ours_sets(rows) -> str:
-    """--ours-set options that give the study's pair's run its settings (those not declared)."""
-    cfg = next((r["config"] for r in rows if r.get("config")), None)
-    if not cfg:
+    """--ours-recipe and --ours-set options that give the study's pair's run its settings."""
+    r0 = next((r for r in rows if r.get("config")), None)
+    if not r0:
         return ""
-    from dataclasses import fields
+    cfg, recipe = r0["config"], r0.get("recipe")
+    from dataclasses import fields, replace
     from training.chess import ChessTrainConfig
     d = ChessTrainConfig()
+    if recipe:
+        try:
+            from training.chess_algorithm import settings
+            d = replace(d, **settings(recipe))
+        except Exception:              # the recipe is gone: every setting said outright
+            recipe = None
     skip = {"version", "learner", "budget_s", "eval_games", "seed", "max_rounds", "workers", "eval_every"}
-    return "".join(f" --ours-set {f.name}={cfg[f.name]:g}" if isinstance(cfg[f.name], float)
+    return (f" --ours-recipe {recipe}" if recipe else "") + "".join(
+                   f" --ours-set {f.name}={cfg[f.name]:g}" if isinstance(cfg[f.name], float)
                    else f" --ours-set {f.name}={cfg[f.name]}" for f in fields(ChessTrainConfig)
                    if f.name in cfg and f.name not in skip and cfg[f.name] != getattr(d, f.name))
 
@@ -99,9 +107,11 @@ def render_rows(c, g: dict) -> str:
                             + ", ".join(f"{k} {v}" for k, v in hp.items()))
         elif r0.get("config"):
             cfg = r0["config"]
-            settings.append(f"`{key}`: `training/chess.py`'s DQN, N = {cfg['envs']} games x T = "
-                            f"{cfg['steps']} moves a round, U = {cfg['updates_per_round']}, lr "
-                            f"{cfg['lr']:.3g}, epsilon {cfg['eps_start']:g} to {cfg['eps_end']:g} over "
+            recipe = f" (the recipe `{r0['recipe']}`)" if r0.get("recipe") else ""
+            settings.append(f"`{key}`: `training/chess.py`'s DQN{recipe}, N = {cfg['envs']} games x T = "
+                            f"{cfg['steps']} moves a round, U = {cfg['updates_per_round']}, batch "
+                            f"{cfg['batch_size']}, {cfg['hidden']} hidden units, gamma "
+                            f"{cfg.get('gamma', 0.99):g}, lr {cfg['lr']:.3g}, epsilon {cfg['eps_start']:g} to {cfg['eps_end']:g} over "
                             f"{cfg['eps_decay_rounds']} rounds, {cfg.get('workers', 1)} generator "
                             f"thread(s), scored every {cfg['eval_every']} rounds")
     if not body and not skipped:
