@@ -143,6 +143,6 @@ def test_the_report_section_renders_the_rows_of_one_run(tmp_path):
     assert numbers(ladder["vs the study's pair"]) == [100]                 # 400 s / 4 s, one run
     assert pz["Time to 0.75 [IQR]"] == "did not reach within 15.0 min, best score 0.602"
     assert numbers(pz["vs the study's pair"]) == [225]                     # budget / ours: a bound
-    assert numbers(ours["Time to 0.75 [IQR]"]) == [4, 3, 5] and numbers(ladder["Env steps (median)"]) == [10_101]
+    assert numbers(ours["Time to 0.75 [IQR]"]) == [4, 3, 5] and numbers(ladder["Steps (median; ours: transitions)"]) == [10_101]
     assert "--seeds 3 --budget 900" in text and "--ours l1_torch_eager" in text
     assert (tmp_path / "rep" / "figures" / "chess_peers_training_curve.png").exists()

@@ -80,67 +80,99 @@ def ours_sets(rows) -> str:
                    if f.name in cfg and f.name not in skip and cfg[f.name] != getattr(d, f.name))
 
 
+def _ok(rows) -> dict:
+    return next((r for r in rows if r.get("status") in ("reached", "not_reached")), rows[0])
+
+
+def every_steps(r) -> int:
+    """Env steps between scorings (the study's pair's row: its rounds' transitions)."""
+    cfg = r.get("config") or {}
+    return r.get("eval_every") or cfg.get("eval_every", 0) * cfg.get("envs", 0) * cfg.get("steps", 0)
+
+
+def command(rows) -> str:
+    """The command that wrote one run's rows (its peers, and the study's pair if it ran)."""
+    peers = list(dict.fromkeys(r["peer"] for r in rows if r.get("family") == "peer"))
+    ours = [r for r in rows if r.get("family") == "ladder"]
+    r0 = _ok(rows)
+    seeds = sorted({r["seed"] for r in rows if r.get("seed") is not None})
+    return ("`python -m harness chess-peers-train" + "".join(f" --peer {p}" for p in peers)
+            + f" --first-seed {seeds[0]} --seeds {len(seeds)} --budget {r0.get('budget_s', 0):g}"
+            f" --eval-every {every_steps(r0)} --games {r0.get('eval_games')} --version "
+            f"{r0.get('version')}" + (f" --ours {ours[0].get('learner')}" if ours else "")
+            + ours_sets(ours) + "`")
+
+
+def settings_line(key, r0) -> str:
+    if r0.get("hyperparameters"):
+        hp = r0["hyperparameters"]
+        return (f"`{key}`: {r0.get('env')}; {r0.get('hyperparameters_source')}: "
+                + ", ".join(f"{k} {v}" for k, v in hp.items()))
+    cfg = r0.get("config")
+    if not cfg:
+        return ""
+    recipe = f" (the recipe `{r0['recipe']}`)" if r0.get("recipe") else ""
+    return (f"`{key}`: `training/chess.py`'s DQN{recipe}, N = {cfg['envs']} games x T = "
+            f"{cfg['steps']} moves a round, U = {cfg['updates_per_round']}, batch "
+            f"{cfg['batch_size']}, {cfg['hidden']} hidden units, gamma {cfg.get('gamma', 0.99):g}, "
+            f"lr {cfg['lr']:.3g}, epsilon {cfg['eps_start']:g} to {cfg['eps_end']:g} over "
+            f"{cfg['eps_decay_rounds']} rounds, {cfg.get('workers', 1)} generator thread(s), "
+            f"scored every {cfg['eval_every']} rounds")
+
+
 def render_rows(c, g: dict) -> str:
-    ours_key = next((k for k, rows in g.items() if rows[0].get("family") == "ladder"), None)
-    ours_rows = g.get(ours_key) or []
-    ours = summary(ours_rows) if ours_rows else None
+    """One table row per peer and per study's pair (each its newest run); a peer's ratio is to
+    the study's pair of its own run, when that run trained one."""
+    ours_by_run = {rows[0]["run_id"]: summary(rows) for rows in g.values()
+                   if rows[0].get("family") == "ladder"}
+    order = sorted(g, key=lambda k: g[k][0].get("family") == "ladder")      # peers first
     body, settings, skipped = [], [], []
-    for key, rows in g.items():
-        r0 = next((r for r in rows if r.get("status") in ("reached", "not_reached")), rows[0])
-        s = summary(rows)
+    for key in order:
+        rows = g[key]
+        r0, s = _ok(rows), summary(rows)
         if not s["ok"]:
             skipped.append(f"`{key}`: {r0.get('status')}, {r0.get('reason')}")
             continue
-        same_run = ours_rows and ours_rows[0]["run_id"] == r0["run_id"]
         vers = r0.get("versions") or {}
         lib = ", ".join(f"{k} {v}" for k, v in vers.items() if v and k not in ("numpy", "gymnasium", "chess"))
+        steps = "env_steps" if "env_steps" in r0 else "transitions"
+        if r0.get("family") == "ladder":
+            ratio = "-"
+        elif r0["run_id"] in ours_by_run:
+            ratio = ratio_cell(s, ours_by_run[r0["run_id"]])
+        else:
+            ratio = "- (no pair in its run)"
         body.append((f"`{key}`" + (STALE if any(stale(r) for r in rows) else ""),
                      lib or f"this project (`{r0.get('learner')}`)",
                      ", ".join(str(r["seed"]) for r in s["ok"]), time_cell(s),
                      ", ".join(f"{r['best_score']:.3f}" for r in s["ok"]),
-                     f"{sorted(r['env_steps'] for r in s['ok'])[len(s['ok']) // 2]:,}" if "env_steps" in r0
-                     else f"{sorted(r['transitions'] for r in s['ok'])[len(s['ok']) // 2]:,}",
-                     "-" if key == ours_key else (ratio_cell(s, ours) if same_run else "- (not one run)")))
-        if r0.get("hyperparameters"):
-            hp = r0["hyperparameters"]
-            settings.append(f"`{key}`: {r0.get('env')}; {r0.get('hyperparameters_source')}: "
-                            + ", ".join(f"{k} {v}" for k, v in hp.items()))
-        elif r0.get("config"):
-            cfg = r0["config"]
-            recipe = f" (the recipe `{r0['recipe']}`)" if r0.get("recipe") else ""
-            settings.append(f"`{key}`: `training/chess.py`'s DQN{recipe}, N = {cfg['envs']} games x T = "
-                            f"{cfg['steps']} moves a round, U = {cfg['updates_per_round']}, batch "
-                            f"{cfg['batch_size']}, {cfg['hidden']} hidden units, gamma "
-                            f"{cfg.get('gamma', 0.99):g}, lr {cfg['lr']:.3g}, epsilon {cfg['eps_start']:g} to {cfg['eps_end']:g} over "
-                            f"{cfg['eps_decay_rounds']} rounds, {cfg.get('workers', 1)} generator "
-                            f"thread(s), scored every {cfg['eval_every']} rounds")
+                     f"{sorted(r.get(steps, 0) for r in s['ok'])[len(s['ok']) // 2]:,}", ratio))
+        line = settings_line(key, r0)
+        if line:
+            settings.append(line)
     if not body and not skipped:
         return ""
-    allrows = [r for rows in g.values() for r in rows]
-    r_any = next((r for r in allrows if r.get("status") in ("reached", "not_reached")), allrows[0])
-    seeds = sorted({r["seed"] for r in allrows if r.get("seed") is not None})
-    peers = [k for k in g if k != ours_key]
-    cmd = (f"`python -m harness chess-peers-train " + " ".join(f"--peer {p}" for p in peers)
-           + f" --first-seed {seeds[0]} --seeds {len(seeds)} --budget {r_any.get('budget_s', 0):g} "
-           f"--eval-every {r_any.get('eval_every')} --games {r_any.get('eval_games')} --version "
-           f"{r_any.get('version')}" + (f" --ours {ours_rows[0].get('learner')}" if ours_rows else "")
-           + ours_sets(ours_rows) + "`")
+    runs = {}
+    for key in order:
+        runs.setdefault(g[key][0]["run_id"], []).extend(g[key])
+    newest = _ok(runs[max(runs)])
+    cmds = "; ".join(f"{command(rows)} (run {run})" for run, rows in sorted(runs.items()))
     out = ["### " + c.heading("Chess in the practitioner's own tools: time to 0.75"), "",
-           f"{cmd} (run {r_any['run_id']}, one run at a time, seeds never used to choose settings): "
-           f"each peer trains with its own library against the uniform-random mover and is scored "
-           f"as the study's chess runs are (`training/chess.py`): the deterministic policy plays "
-           f"{r_any.get('eval_games')} games, both colours, against the random mover, in the games "
-           f"of the `evaluate` seeds, stepped by `{r_any.get('version')}` (verified against "
+           f"{cmds}: one run at a time, seeds never used to choose settings. Each peer trains "
+           f"with its own library against the uniform-random mover and is scored as the study's "
+           f"chess runs are (`training/chess.py`): the deterministic policy plays "
+           f"{newest.get('eval_games')} games, both colours, against the random mover, in the games "
+           f"of the `evaluate` seeds, stepped by `{newest.get('version')}` (verified against "
            f"python-chess); win 1, draw or the move cap 1/2, loss 0. A scoring every "
-           f"{r_any.get('eval_every'):,} env steps and at the end, its time taken out of the "
+           f"{every_steps(newest):,} env steps and at the end, its time taken out of the "
            f"training time; trained at the first scoring at 0.75 or more. Time to 0.75: median "
            f"[IQR] of training seconds over the seeds. The ratio is the peer's median over the "
-           f"study's pair's, both from this one run (a peer that did not reach 0.75: its budget "
+           f"study's pair's, both from one run (a peer that did not reach 0.75: its budget "
            f"over the pair's median, a lower bound). The settings, the rule differences and the "
            f"other masked-action trainers looked at (and why they are not rows): "
            f"[peers/train/NOTES.md](../peers/train/NOTES.md).", "",
            md_table(["Run", "Library", "Seeds", "Time to 0.75 [IQR]", "Best score per seed",
-                     "Env steps (median)", "vs the study's pair"], body)]
+                     "Steps (median; ours: transitions)", "vs the study's pair"], body)]
     if any(STALE in row[0] for row in body):
         out += ["", "† code the row hashes has changed since it was measured."]
     if settings:
