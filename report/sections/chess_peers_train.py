@@ -200,7 +200,11 @@ def curve_figure(c, g):
         ax.plot(xs, ys, marker="os^v"[i % 4], ms=3, color=f"C{i}", alpha=0.7, label=k if first else None)
     ax.axhline(0.75, color="k", lw=0.8, ls="--", label="criterion")
     ax.axhline(0.5, color="grey", lw=0.8, ls=":", label="random vs random (about 0.5)")
-    ax.set_xlabel("training seconds (scoring excluded)")
+    xs = [p["train_s"] for _, r in pts for p in r["curve"] if p["train_s"] > 0]
+    log = bool(xs) and max(xs) > 20 * min(xs)      # the study's pair ends long before a peer's budget
+    if log:
+        ax.set_xscale("log")
+    ax.set_xlabel("training seconds (scoring excluded" + ("; log scale)" if log else ")"))
     ax.set_ylabel("score against the random mover")
     ax.set_ylim(0, 1)
     ax.set_title(f"one line per seed ({c.machine_line})", fontsize=9)
