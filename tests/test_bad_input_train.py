@@ -66,6 +66,11 @@ CASES = [
     ("train-actor", [*TRAIN, "--actor", "bogus"], "invalid choice"),
     ("train-device", [*TRAIN, "--device", "tpu"], "invalid choice"),
     ("train-target", [*TRAIN, "--target", "bogus"], "invalid choice"),
+    # -- chess-peers-train
+    ("chess-peers-train-peer", ["chess-peers-train", "--peer", "nope"], "unknown chess training peer"),
+    ("chess-peers-train-budget", ["chess-peers-train", "--budget", "0"], "--budget must be"),
+    ("chess-peers-train-seeds", ["chess-peers-train", "--seeds", "0"], "--seeds must be"),
+    ("chess-peers-train-tuning-seeds", ["chess-peers-train", "--first-seed", "0"], "choose the study's settings"),
     # -- chess-train
     ("chess-train-rung", ["chess-train", "--version", "v9_nope"], "v9_nope"),
     ("chess-train-cartpole-rung", ["chess-train", "--version", "v5c_blocked_mlp"], "v5c_blocked_mlp"),

@@ -4,7 +4,8 @@ A ChessVectorEnv of one game without autoreset, so it steps with the same steppe
 draws from the contract's counter-based RNG (env index 0; reset(seed=s): the batch
 generator's env 0 under seed s). action_space.sample() is a legal action of the current
 position (spaces.py); info["action_mask"] (bool [4672]) lists them; an illegal action, or
-a step after the episode ended, is refused in one line.
+a step after the episode ended, is refused in one line. action_masks() returns that mask
+again (sb3-contrib's MaskablePPO reads it: no wrapper needed).
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ class ChessEnv(gym.Env):
         self.observation_space = self._vec.single_observation_space
         self.action_space = LegalDiscrete(legal=self._legal)
         self._seeded = False
+        self._shown: Optional[np.ndarray] = None      # the mask of the obs last returned
 
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
         super().reset(seed=seed)
@@ -42,7 +44,8 @@ class ChessEnv(gym.Env):
             self.action_space.seed(seed)
             self.observation_space.seed(seed)
         obs, info = self._vec.reset(seed=seed)
-        return obs[0], {"action_mask": info["action_mask"][0]}
+        self._shown = info["action_mask"][0]
+        return obs[0], {"action_mask": self._shown.copy()}
 
     def step(self, action):
         if not self.action_space.contains(action):
@@ -54,8 +57,16 @@ class ChessEnv(gym.Env):
             raise NeedsReset("the episode has ended (or never began): call reset() before step()") from None
         except InvalidArgument as e:
             raise InvalidArgument(str(e).removeprefix("env 0: ")) from None
+        self._shown = info["action_mask"][0]
         return (obs[0], float(reward[0]), bool(term[0]), bool(trunc[0]),
-                {"action_mask": info["action_mask"][0], "end": int(info["end"][0])})
+                {"action_mask": self._shown.copy(), "end": int(info["end"][0])})
+
+    def action_masks(self) -> np.ndarray:
+        """bool [4672]: the legal actions of the observation last returned (all False at a
+        terminated position); sb3-contrib's MaskablePPO convention."""
+        if self._shown is None:
+            raise NeedsReset("call reset() before action_masks()")
+        return self._shown.copy()
 
     def _legal(self) -> Optional[np.ndarray]:
         if self._vec._needs_reset or self._vec._stepper is None:

@@ -30,6 +30,11 @@ seed parsing and infos helpers it reuses:
   pickling        the games travel as their seeds, counters and the moves of their current
                   episodes, and are replayed into a fresh stepper.
   action_space.sample() draws a legal action in every env (spaces.py).
+  masked PPO      action_masks() -> bool [N, 4672]: the legal actions of the observations last
+                  returned (sb3-contrib's MaskablePPO convention; info["action_mask"] again);
+                  to_sb3() gives a stable-baselines3 VecEnv over this env (sb3_vec_env.py) whose
+                  env_method("action_masks") gives each env's row, so MaskablePPO trains on it
+                  with no wrapper.
 """
 from __future__ import annotations
 
@@ -88,6 +93,7 @@ class ChessVectorEnv(VectorEnv):
         self._pending_obs, self._pending_mask = np.zeros_like(self._obs), np.zeros_like(self._mask)
         self._return, self._length = np.zeros(n, np.float64), np.zeros(n, np.int64)
         self._t_start = np.zeros(n, np.float64)
+        self._shown_mask = np.zeros_like(self._mask)   # the mask of the obs last returned
         self._needs_reset = True
         self._apply_seed(_check_seed(seed))
         self.spec = spec_for(self)
@@ -132,6 +138,7 @@ class ChessVectorEnv(VectorEnv):
         if self._pending.any():
             obs[self._pending] = self._pending_obs[self._pending]
             mask_w[self._pending] = self._pending_mask[self._pending]
+        self._shown_mask = mask_w
         return self._view(obs), self._mask_info(mask_w)
 
     def step(self, actions):
@@ -181,8 +188,28 @@ class ChessVectorEnv(VectorEnv):
             self._return[idx], self._length[idx] = 0.0, 0
             self._t_start[idx] = time.perf_counter()
         infos.update(self._mask_info(mask_w))
+        self._shown_mask = mask_w
         infos["end"], infos["_end"] = self._end.copy(), np.ones(self.num_envs, np.bool_)
         return self._view(obs), rewards, term, trunc, infos
+
+    def action_masks(self) -> np.ndarray:
+        """bool [N, 4672]: the legal actions of the observations last returned (all False for
+        a final position that NEXT_STEP returned as terminated); sb3-contrib's convention."""
+        self._check_open()
+        if self._needs_reset:
+            raise NeedsReset("call reset() before action_masks()")
+        return mask_bool(self._shown_mask)
+
+    def to_sb3(self):
+        """A stable-baselines3 VecEnv over this env (SB3's same-step resets and infos; its
+        env_method("action_masks") gives each env's mask, as sb3-contrib's MaskablePPO asks).
+        This env's autoreset mode becomes SAME_STEP (SB3 resets the VecEnv before stepping)."""
+        try:
+            from versions.chess.client.sb3_vec_env import ChessSB3VecEnv
+        except ImportError as e:
+            raise ImportError(f"to_sb3() needs stable-baselines3 (pip install -r "
+                              f"requirements-peers.txt): {e}") from None
+        return ChessSB3VecEnv(self)
 
     def close_extras(self, **kwargs):
         self._stepper = None
