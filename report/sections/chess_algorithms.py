@@ -88,7 +88,7 @@ def ladder(c) -> str:
                                                       for k, v in a.changes.items()) or "-",
                      check, f"{s['reached']}/{s['n']}",
                      f"{_s(q[1])} [{_s(q[0])}-{_s(q[2])}]" if q else "-",
-                     "{:,.0f} [{:,.0f}-{:,.0f}]".format(*s["rounds_to_criterion"]) if s["rounds_to_criterion"] else "-",
+                     "{1:,.0f} [{0:,.0f}-{2:,.0f}]".format(*s["rounds_to_criterion"]) if s["rounds_to_criterion"] else "-",
                      fmt_si(s["transitions"][1]) if s["transitions"] else "-",
                      fmt_si(s["updates_to_criterion"][1]) if s["updates_to_criterion"] else "-",
                      fmt_si(s["flops"][1]) if s["flops"] else "-",
@@ -117,6 +117,13 @@ def ladder(c) -> str:
                         "Estimate", "vs the rung below", "Seeds' run"], body) + "\n")
 
 
+def _same_run(rows, run) -> Optional[float]:
+    """The median measured time to 0.75 of the rows of `run` (the cost run): a time measured
+    in another run (one beside other work, say) does not stand beside this run's estimates."""
+    t = [r["time_to_criterion_s"] for r in rows if r.get("reached") and r["run_id"] == run]
+    return statistics.median(t) if t else None
+
+
 def knobs(c, level: str = "###") -> str:
     """The chain: the practitioner's loop at a1, the generation ladder, the learner ladder,
     then each recipe on the fast pair; every cost from one run."""
@@ -138,14 +145,14 @@ def knobs(c, level: str = "###") -> str:
         cost = costs.get((first, v, lr))
         if cost:
             chain.append((what, f"`{v}` x `{lr}` x `{first}`", s1["rounds_to_criterion"][1] * cost["round_s"],
-                          s1["time_to_criterion_s"][1] if (v, lr) == fast else None))
+                          _same_run(runs[first], crun) if (v, lr) == fast else None))
     for name in names[1:]:
         s, r0 = _stats(runs[name]), runs[name][0]
         cost = costs.get((name, r0["version"], r0["learner"]))
         if s["rounds_to_criterion"] and cost:
             chain.append((f"+ `{name}`", f"`{r0['version']}` x `{r0['learner']}` x `{name}`",
                           s["rounds_to_criterion"][1] * cost["round_s"],
-                          s["time_to_criterion_s"][1] if s["time_to_criterion_s"] else None))
+                          _same_run(runs[name], crun)))
     if len(chain) < 2:
         return ""
     fig = knob_figure(c, chain)
@@ -159,8 +166,9 @@ def knobs(c, level: str = "###") -> str:
             f"The time to a score of 0.75, step by step: each step's estimate is `{first}`'s (or the "
             f"step's recipe's) median rounds to 0.75 on the unseen seeds x the pair's cost per round, "
             f"every cost from run {crun}, so each factor's two sides come from one run. The measured "
-            "column is the median time of the complete runs (the practitioner's loop and the generation "
-            "ladder's pair are not trained to 0.75: about "
+            "column is the median time of the complete runs of that same run, where it trained the recipe "
+            "(the others' rounds come from the ladder's own runs, below; the practitioner's loop and the "
+            "generation ladder's pair are not trained to 0.75: about "
             f"{_s(chain[0][2])} of training for the first). The best, {best[1]}, reaches 0.75 "
             f"{chain[0][2] / best[2]:,.0f}x sooner than the practitioner's loop at its own recipe "
             "(ratio of estimates).\n\n"
@@ -182,7 +190,8 @@ def knob_figure(c, chain) -> str:
         ax.scatter([m for _, m in meas], [y for y, _ in meas], color="black", zorder=3, s=18,
                    label="measured median of the complete runs")
     for y, x in zip(ys, chain):
-        ax.text(x[2] * 1.08, y, f"{x[2]:,.3g} s", va="center", fontsize=8)
+        ax.text(max(x[2], x[3] or 0) * 1.15, y, f"{x[2]:,.0f} s" if x[2] >= 100 else f"{x[2]:.3g} s",
+                va="center", fontsize=8)
     ax.set_yticks(ys)
     ax.set_yticklabels([x[0].replace("`", "") for x in chain], fontsize=8)
     ax.set_xscale("log")
