@@ -22,7 +22,6 @@ fast pair, v5c_blocked_sparse x l4c_native_chess, at this machine's cores):
 from __future__ import annotations
 
 import os
-import statistics
 from dataclasses import replace
 
 from core import discover, results
@@ -227,9 +226,6 @@ def cmd(args) -> int:
     prog.clear()
     return 1 if bad else 0
 
-
-def median(xs):
-    return statistics.median(xs) if xs else None
 
 
 BENCH_STAGE = (63, "Chess's algorithm ladder: each recipe verified, costed, trained to 0.75 on unseen seeds")
