@@ -118,7 +118,7 @@ def append(kind: str, row: dict, quick: Optional[bool] = None,
         path.parent.mkdir(parents=True, exist_ok=True)
         desc = path.parents[1 if quick else 0] / "machine.json"
         if not desc.exists():
-            _atomic_write(desc, json.dumps({"id": machine_id(), **machine()}, indent=1) + "\n")
+            write_atomic(desc, json.dumps({"id": machine_id(), **machine()}, indent=1) + "\n")
     except OSError as e:
         raise StudyError(f"results: cannot write under {path.parent}: {e.strerror}")
     append_line(path, line)
@@ -354,20 +354,13 @@ def report_machine(known: List[dict]) -> Optional[str]:
     return (full or known)[0]["id"] if known else None
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    """Write via a temporary file named with the writer's pid (one a killed writer left is
-    removed by the next write, once that pid is gone), then rename."""
-    for old in path.parent.glob(f".{path.name}.*.tmp"):
-        try:
-            pid = int(old.name.rsplit(".", 2)[-2])
-            os.kill(pid, 0)
-        except (ValueError, IndexError):
-            continue
-        except ProcessLookupError:
-            old.unlink(missing_ok=True)
-        except OSError:
-            continue
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+def write_atomic(path: Path, text: str) -> None:
+    """Write via a temporary file with an owner-tagged, unique name (core/scratch.py: one
+    per writer, thread or process, so two writers never rename each other's file; one a
+    killed writer left is removed by the next write, once its owner is gone), then rename."""
+    from .scratch import new_name, sweep_tmp_files
+    sweep_tmp_files(path.parent, path.name)
+    tmp = path.with_name(f".{path.name}.{new_name('w')}.tmp")
     try:
         tmp.write_text(text)
         os.replace(tmp, path)

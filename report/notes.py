@@ -10,12 +10,12 @@ headline is), never typed in:
 """
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from typing import Dict, List, Optional
 
 from core import discover
+from core.results import write_atomic
 from core.rung import ROOT, number_key
 from report.context import fmt_si, fmt_time
 from report.data import ladder_rows, ladder_shapes, tps_iqr
@@ -326,8 +326,6 @@ def write(ctx) -> List[Path]:
     changed = []
     for path, text in rendered(ctx).items():
         if path.read_text() != text:
-            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-            tmp.write_text(text)
-            os.replace(tmp, path)
+            write_atomic(path, text)
             changed.append(path.relative_to(ROOT))
     return changed

@@ -112,6 +112,28 @@ def test_interrupt_during_append_never_tears_a_row(rdir, monkeypatch):
     assert ns(rdir) == [4, 5]
 
 
+def test_threads_writing_the_machine_file_at_once_all_succeed(tmp_path):
+    """Two writers in one process (a search's --jobs threads) create a fresh machine folder
+    together: each writes machine.json through its own temporary file, none loses its row."""
+    import threading
+    errors, start = [], threading.Barrier(8)
+
+    def writer():
+        start.wait()
+        for _ in range(200):
+            try:
+                results.write_atomic(tmp_path / "machine.json", "{}\n")
+            except OSError as e:
+                errors.append(e)
+    ts = [threading.Thread(target=writer) for _ in range(8)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert errors == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["machine.json"]
+
+
 BAD_LINES = [
     (b"\n", "an empty line"),
     (b"this is not json\n", "not JSON"),
