@@ -122,12 +122,18 @@ def test_the_chess_checks_at_a_recipes_update_pass_l4c_and_fail_a_wrong_step():
     out = ver.verify(l4c, device="cpu")
     assert all(o.ok for o in out), [f"{o.check} ({o.case}): {o.detail}" for o in out if not o.ok]
 
-    def make(cfg, replay):
-        from learners.l1_torch_eager.torch_eager import TorchLearner
-        return TorchLearner(dataclasses.replace(cfg, lr=cfg.lr * 1.05), replay)
-    off = dataclasses.replace(l1, name="l9_off", reference=False, make=make)
-    bad = {o.check for o in ver.verify(off, device="cpu") if not o.ok}
-    assert "weights after 1 update" in bad
+    def wrong(**change):
+        """L1 with one of the recipe's settings replaced, whatever minibatch it is asked for."""
+        def make(cfg, replay):
+            from learners.l1_torch_eager.torch_eager import TorchLearner
+            return TorchLearner(dataclasses.replace(
+                cfg, **{k: f(getattr(cfg, k)) for k, f in change.items()}), replay)
+        off = dataclasses.replace(l1, name="l9_off", reference=False, make=make)
+        return {o.check for o in ver.verify(off, device="cpu") if not o.ok}
+    assert "weights after 1 update" in wrong(lr=lambda lr: lr * 1.05)
+    # the K updates run at the contract's minibatch: the recipe's is the first update's job
+    assert "weights after 1 update" in wrong(batch_size=lambda b: 64)
+    assert {"weights after 50 updates", "losses of 50 updates"} & wrong(target_period=lambda p: 16)
 
 
 def test_the_ladder_command_verifies_costs_and_trains_one_seed(tmp_path):
