@@ -105,14 +105,24 @@ def _verify(learner: str, cfg, note) -> dict:
             "checks": lines}
 
 
+CHECK_SOURCES = ("versions/chess/common/learn_verify.py", "versions/chess/common/learn.py")
+
+
+def _check_hash() -> str:
+    return results.source_hash(CHECK_SOURCES)
+
+
 def _earlier_check(name, learner, settings, code, quick) -> dict:
     """A passing learner check of this recipe's update on this learner, by the same code
-    (its rows' source hash), from an earlier run of this machine: checked once, not again
-    (the check is deterministic: the same code gives the same bits)."""
+    (its rows' source hash) and the same checks (the verifier's own hash), from an earlier
+    run of this machine: checked once, not again (the check is deterministic: the same code
+    gives the same bits)."""
+    checks = _check_hash()
     for r in reversed(results.load("chess_algorithm", quick=quick)):
         c = r.get("learner_check") or {}
         if (r["algorithm"], r["learner"]) == (name, learner) and r.get("settings") == settings \
-                and r.get("source_hash") == code and c.get("status") == "passed":
+                and r.get("source_hash") == code and c.get("status") == "passed" \
+                and c.get("check_hash") == checks:
             return {**c, "run": c.get("run", r["run_id"])}
     return {}
 
@@ -175,7 +185,7 @@ def run(todo, seeds, pair, pairs, args, note, quick=None) -> int:
             note(f"{a.name}: {learner} passed at this update in run {check['run']}, same code")
         else:
             note(f"{a.name}: verifying {learner} at its update")
-            check = _verify(learner, cfg, note)
+            check = {**_verify(learner, cfg, note), "check_hash": _check_hash()}
         common["learner_check"] = check
         if check["status"] == "failed":
             failed += 1
