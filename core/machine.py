@@ -54,7 +54,47 @@ def machine() -> dict:
         "gpu": gpus(),
         "os": platform.platform(),
         "hostname": platform.node(),
+        "hardware": hardware(flags),
     }
+
+
+def hardware(flags=()) -> dict:
+    """The hardware as this process measures it, for the report's *Method and hardware*: the
+    clock the kernel reports (cpuinfo's MHz; the maximum where cpufreq gives one), the caches
+    (/sys: level, type, size, CPUs sharing one), logical CPUs per physical core, and whether
+    it runs under a hypervisor (cpuinfo's flag; the vendor where lscpu names it)."""
+    out: dict = {}
+    try:
+        mhz = [float(line.split(":", 1)[1]) for line in Path("/proc/cpuinfo").read_text().splitlines()
+               if line.startswith("cpu MHz")]
+        if mhz:
+            out["mhz"] = round(max(mhz))
+    except (OSError, ValueError):
+        pass
+    try:
+        out["max_mhz"] = round(int(Path("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq")
+                                   .read_text()) / 1000)
+    except (OSError, ValueError):
+        pass
+    caches = []
+    for d in sorted(Path("/sys/devices/system/cpu/cpu0/cache").glob("index*")):
+        try:
+            caches.append({k: (d / k).read_text().strip()
+                           for k in ("level", "type", "size", "shared_cpu_list")})
+        except OSError:
+            continue
+    if caches:
+        out["caches"] = caches
+    phys = physical_cores()
+    logical = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    if phys and logical:
+        out["threads_per_core"] = round(logical / phys, 2)
+    out["hypervisor"] = "hypervisor" in flags
+    vendor = next((line.split(":", 1)[1].strip() for line in _cmd("lscpu").splitlines()
+                   if line.startswith("Hypervisor vendor")), "")
+    if vendor:
+        out["hypervisor_vendor"] = vendor
+    return out
 
 
 def physical_cores():
@@ -152,5 +192,14 @@ def describe(m: dict = None) -> str:
             + (f", GPU {', '.join(gpu)}" if gpu else ""))
 
 
+def command_line() -> str:
+    """The command that wrote a row, as typed (`python -m harness ...`), for the report's
+    *Method and hardware*: the interpreter's own path is left out."""
+    import shlex
+    import sys
+    argv = list(getattr(sys, "orig_argv", sys.argv))
+    return shlex.join(["python"] + argv[1:])
+
+
 def provenance() -> dict:
-    return {"machine": machine(), "software": software(), **git_state()}
+    return {"machine": machine(), "software": software(), "command": command_line(), **git_state()}
