@@ -35,10 +35,25 @@ def ladder_rows(ctx, policy: str, n_envs: int, steps: int = 32) -> List[dict]:
     return [best[k] for k in sorted(best, key=version_key)]
 
 
+def ceiling_runs(ctx) -> Dict[tuple, List[dict]]:
+    """{(ceiling, threads, working set): its rows, one per ceilings run, oldest first}."""
+    out: Dict[tuple, List[dict]] = {}
+    for r in ctx.rows("ceilings"):
+        out.setdefault((r["ceiling"], r["threads"], r.get("working_set_bytes")), []).append(r)
+    return out
+
+
+def highest_ceilings(ctx) -> List[dict]:
+    """Each ceiling's highest value over every ceilings run of the machine: a roof is what the
+    machine can do, and a run that measured less was disturbed (a fraction of a lower one
+    would overstate how near the roof a rate is)."""
+    return [max(rows, key=lambda r: r["value"]) for rows in ceiling_runs(ctx).values()]
+
+
 def ceilings(ctx) -> Dict[str, dict]:
-    """Newest value of each ceiling at the largest thread count measured."""
+    """The highest value of each ceiling (highest_ceilings) at the largest thread count measured."""
     out: Dict[str, dict] = {}
-    for r in ctx.latest("ceilings", ("ceiling", "threads", "working_set_bytes")):
+    for r in highest_ceilings(ctx):
         if "working_set_bytes" in r:
             continue
         cur = out.get(r["ceiling"])
@@ -52,7 +67,7 @@ def fill_roof(ctx, n_envs: int, steps: int) -> Optional[dict]:
     at the largest thread count; None if not measured."""
     ws = n_envs * steps * BYTES_PER_TRANSITION
     best = None
-    for r in ctx.latest("ceilings", ("ceiling", "threads", "working_set_bytes")):
+    for r in highest_ceilings(ctx):
         if r["ceiling"] == "bandwidth_fill_ws" and r.get("working_set_bytes") == ws:
             if best is None or r["threads"] > best["threads"]:
                 best = r
@@ -108,8 +123,8 @@ def stale_mark(row: dict) -> str:
 
 
 def fma_peak(ctx, threads: int):
-    """The measured float32 FMA peak (FLOP/s) at `threads` threads, or None."""
-    for r in ctx.latest("ceilings", ("ceiling", "threads")):
+    """The measured float32 FMA peak (FLOP/s) at `threads` threads (the highest run), or None."""
+    for r in highest_ceilings(ctx):
         if r["ceiling"] == "fma_f32" and r["threads"] == threads:
             return r["value"] * 1e9
     return None

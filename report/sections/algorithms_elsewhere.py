@@ -98,7 +98,8 @@ def fma_roof(o, newest) -> str:
     its thread count (`harness ceilings` there): the floor no implementation of that recipe
     goes below, and how far above it the measured time is."""
     done = {k: s for k, s in newest.items() if complete(s) and s.get("flops")}
-    peaks = {r["threads"]: r for r in o.rows("ceilings") if r.get("ceiling") == "fma_f32"}
+    from report.data import highest_ceilings
+    peaks = {r["threads"]: r for r in highest_ceilings(o) if r.get("ceiling") == "fma_f32"}
     if not done or not peaks:
         return ""
     k = min(done, key=lambda k: done[k]["time"][1])

@@ -1,20 +1,27 @@
 """The machine's measured ceilings and the provenance of the numbers."""
 from report.context import md_table
-from report.data import machines
+from report.data import ceiling_runs, highest_ceilings, machines
 
 ORDER = 90
 
 
 def render(ctx):
     parts = ["## Machine ceilings", ""]
-    rows = ctx.latest("ceilings", ("ceiling", "threads", "working_set_bytes"))
-    if rows:
-        parts += ["Measured by the bench's ceilings stage (`python -m harness ceilings`) on the machine "
-                  "that ran it; these are what *fraction of peak* is of.", "",
-                  md_table(["Ceiling", "Threads", "Value", "How"],
-                           [(r["ceiling"], r["threads"], f"{r['value']:.3g} {r['unit']}", r["method"])
-                            for r in sorted(rows, key=lambda r: (r["ceiling"], r["threads"], r.get("working_set_bytes", 0)))]), ""]
-        parts += fma_below_gemm(rows)
+    runs = ceiling_runs(ctx)
+    if runs:
+        ids = sorted({r["run_id"] for rs in runs.values() for r in rs})
+        parts += [f"Measured by the bench's ceilings stage (`python -m harness ceilings`) on the machine "
+                  f"that ran it, in {len(ids)} run(s) ({', '.join(ids)}). A roof is the highest value "
+                  "any run measured: every *fraction of peak* in this report is of that value, so a run "
+                  "disturbed into measuring less never makes a rate look nearer its roof. The spread "
+                  "is the lowest run over the highest.", "",
+                  md_table(["Ceiling", "Threads", "Roof (highest)", "Every run", "Lowest / highest", "How"],
+                           [(c, t, f"{top['value']:.3g} {top['unit']}",
+                             "; ".join(f"{r['value']:.3g}" for r in rs),
+                             f"{min(r['value'] for r in rs) / top['value']:.0%}", top["method"])
+                            for (c, t, ws), rs in sorted(runs.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2] or 0))
+                            for top in [max(rs, key=lambda r: r["value"])]]), ""]
+        parts += fma_below_gemm(highest_ceilings(ctx))
     else:
         parts += ["No ceiling rows yet.", ""]
     parts += ["## Provenance", ""]
