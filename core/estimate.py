@@ -173,14 +173,3 @@ def predict_run(rounds: int, t_gen_side: float, updates_per_round: int, t_update
                 t_learn_fixed: float, overlap: bool) -> float:
     """The estimate for one actual run, given its own number of rounds."""
     return total_time(rounds, t_gen_side, updates_per_round, t_update, overlap, t_learn_fixed)
-
-
-def speedup_curve(t_gen_base: float, t_gen: float, rounds: float, updates_per_round: int,
-                  t_updates: Iterable[float], overlap: bool, t_round_fixed: float = 0.0) -> List[float]:
-    """End-to-end speedup of a generator over a baseline generator (alternating), both with
-    the same learner, as the learner's per-update time varies; rounds cancel."""
-    out = []
-    for tu in t_updates:
-        base = total_time(rounds, t_gen_base, updates_per_round, tu, False, t_round_fixed)
-        out.append(speedup(base, total_time(rounds, t_gen, updates_per_round, tu, overlap, t_round_fixed)))
-    return out

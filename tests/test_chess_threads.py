@@ -1,7 +1,6 @@
-"""Chess rungs v5_openmp (v4's batch on OpenMP threads), v5b_sparse_net (v5 with the
-sparse greedy forward), v5c_blocked_sparse (v5b's sums in register blocks), v5d_streamed
-(v5c's batch streamed past the caches; here streaming every batch, however small) and
-v5e_counted_reply (v5d, the opponent's reply picked without a mask; streamed too): every
+"""Every chess rung on threads, as discovered (v5_openmp: v4's batch on OpenMP threads;
+v5b_sparse_net, v5c_blocked_sparse, v5d_streamed, v5e_counted_reply and any later one; a rung
+that streams its batch past the caches streams every batch here, however small): every
 batch at 1-3 threads passes the python-chess replay (check 1)
 and equals v4's (check 2: exactly under random play; under egreedy up to a near tie, which
 the replay's tie tolerance judges); bad worker counts are refused in one line.
@@ -11,7 +10,7 @@ import numpy as np
 import pytest
 
 from core.api import GenConfig
-from core.discover import get_rung
+from core.discover import get_rung, rungs
 from core.errors import StudyError
 from versions.chess.common import spec
 from versions.chess.common.net import init_weights
@@ -19,8 +18,17 @@ from versions.chess.common.replay import compare_batches, verify_replay
 from versions.chess.common.verify import run_batches
 
 TOP = 2 ** 64 - 1
-RUNGS = ("v5_openmp", "v5b_sparse_net", "v5c_blocked_sparse", "v5d_streamed", "v5e_counted_reply")
-STREAMED = ("_chess_v5d_streamed", "_chess_v5e_counted_reply")
+# every discovered chess rung that runs on threads (a new one is checked with no edit here)
+RUNGS = tuple(r.name for r in rungs("chess") if r.parallel == "threads")
+
+
+def _streams(name: str) -> bool:
+    from native.loader import load
+    mod, _ = load(f"_chess_{name}")
+    return mod is not None and hasattr(mod, "set_stream_bytes")
+
+
+STREAMED = tuple(f"_chess_{n}" for n in RUNGS if _streams(n))      # those with a streaming threshold
 
 
 def rung(name):
@@ -36,7 +44,7 @@ def stream_every_batch():
     """v5d and v5e stream only batches past their threshold (8 MiB); these tests' batches
     are small, so the threshold is 0 while they run: the streamed path is the one checked."""
     from native.loader import load
-    mods = [m for m, _ in map(load, STREAMED) if m is not None]
+    mods = [load(m)[0] for m in STREAMED]
     before = [m.stream_bytes() for m in mods]
     for m in mods:
         m.set_stream_bytes(0)

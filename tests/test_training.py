@@ -88,9 +88,6 @@ def test_estimate_formulas_on_known_inputs():  # noqa: D103
     assert est.speedup(31.2, 1.2) == pytest.approx(26.0)
     with pytest.raises(ValueError):
         est.total_time(-1, 0.1, 1, 0.1, False)
-    # the speedup curve: generation free of cost gives T_gen/T_learn + 1 when alternating
-    ys = est.speedup_curve(0.3, 0.0, 50, 10, [0.001, 0.03], overlap=False)
-    assert ys[0] == pytest.approx((0.3 + 0.01) / 0.01) and ys[1] == pytest.approx((0.3 + 0.3) / 0.3)
 
 
 def test_estimate_table_rebased_on_the_practitioner():

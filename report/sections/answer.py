@@ -4,13 +4,77 @@ Every sentence and table here is rendered by the section that owns its rows; thi
 puts them first."""
 from __future__ import annotations
 
+import math
+
 ORDER = 0.5
 TOC = "<!-- contents -->"          # report/render.py replaces it with the report's sections
 
 
+def _pair(entry: str):
+    v, _, lr = entry.partition(" x ")
+    return v, lr
+
+
+def cartpole_chain(ctx) -> str:
+    """CartPole's steps as one table: our loop with the PyTorch-eager learner on the lowest
+    rung that trained, the fastest rung with that learner, the fastest learner with that rung
+    (all from the newest `make e2e` run, alternating, default settings), then the algorithm
+    ladder's fastest recipe against a1 on its own pair (its own run). Each step's factor is
+    taken within one run; *since the first* is their product."""
+    from core.rung import number_key
+    from report.context import md_table
+    from report.sections import algorithms, trained
+    from report.sections.algorithm_stats import stats
+    from report.sections.trained_peers import fmt_s
+    g = trained.groups(ctx)
+    ours = {k[1]: (trained.summary(v), v[0]["run_id"]) for k, v in g.items()
+            if k[0] == "ladder" and k[2] == "default" and k[3] == "alternating" and " x " in k[1]}
+    ours = {e: (s, run) for e, (s, run) in ours.items()
+            if s.get("n") and s["solved"] == s["n"] and math.isfinite(s.get("median", math.inf))}
+    eager = [e for e in ours if _pair(e)[1] == "l1_torch_eager"]
+    if not eager:
+        return ""
+    first = min(eager, key=lambda e: number_key(_pair(e)[0]))
+    run = ours[first][1]
+    same = {e: s for e, (s, r) in ours.items() if r == run}
+    gen = min((e for e in same if _pair(e)[1] == "l1_torch_eager"), key=lambda e: same[e]["median"])
+    lrn = min((e for e in same if _pair(e)[0] == _pair(gen)[0]), key=lambda e: same[e]["median"])
+    steps = [("our loop, PyTorch-eager learner", first, same[first]["median"], same[first], run)]
+    if gen != first:
+        steps.append(("+ the generation ladder", gen, same[gen]["median"], same[gen], run))
+    if lrn != gen:
+        steps.append(("+ the learner ladder", lrn, same[lrn]["median"], same[lrn], run))
+    rows, total, prev = [], 1.0, None
+    for what, entry, t, s, r in steps:
+        f = prev / t if prev else 1.0
+        total *= f
+        v, lr = _pair(entry)
+        rows.append((what, f"`{v}` x `{lr}`", f"{fmt_s(t)} [{fmt_s(s['q1'])}-{fmt_s(s['q3'])}]",
+                     r, f"{f:.2f}x" if prev else "-", f"{total:,.1f}x"))
+        prev = t
+    ga = algorithms.runs(ctx)
+    b, a1 = algorithms.best(ga), ga.get("a1_dqn_defaults", [])
+    if b and a1 and b[0] != "a1_dqn_defaults" and ga[b[0]][0]["run_id"] == a1[0]["run_id"]:
+        name, sb = b
+        sa = stats(a1)
+        f = sa["time"][1] / sb["time"][1]
+        total *= f
+        r0 = ga[name][0]
+        rows.append((f"+ the recipe `{name}`", f"`{r0['version']}` x `{r0['learner']}`",
+                     f"{fmt_s(sb['time'][1])} [{fmt_s(sb['time'][0])}-{fmt_s(sb['time'][2])}] "
+                     f"(a1 {fmt_s(sa['time'][1])} there)", r0["run_id"], f"{f:.2f}x", f"{total:,.1f}x"))
+    if len(rows) < 2:
+        return ""
+    return ("Time to solved, step by step (median [IQR] over 5 unseen seeds, alternating). Each "
+            "step's factor divides two medians of one run (named); *since the first* multiplies "
+            "the factors, so no ratio divides rows of two runs. The recipe's step is the "
+            "algorithm ladder's fastest recipe against DQN's defaults (a1) on its own pair:\n\n"
+            + md_table(["Step", "Pair", "Time to solved [IQR]", "Run", "This step", "Since the first"], rows))
+
+
 def render(ctx):
     from report.sections import algorithms, chess_algorithms, trained
-    cart = [s for s in (trained.headline(ctx), algorithms.headline(ctx)) if s]
+    cart = [s for s in (cartpole_chain(ctx), trained.headline(ctx), algorithms.headline(ctx)) if s]
     chess = chess_algorithms.knobs(ctx.for_workload(chess_algorithms.WORKLOAD), level="###")
     if not cart and not chess:
         return ""

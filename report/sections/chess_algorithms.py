@@ -53,6 +53,27 @@ def cost_run(c) -> tuple:
     return run, {(r["algorithm"], r["version"], r["learner"]): r for r in rows if r["run_id"] == run}
 
 
+def cost_runs(c) -> Dict[str, Dict[tuple, dict]]:
+    """{run id: {(recipe, version, learner): cost row}} of every cost run."""
+    out: Dict[str, Dict[tuple, dict]] = {}
+    for r in c.rows("chess_algorithm_cost"):
+        out.setdefault(r["run_id"], {})[(r["algorithm"], r["version"], r["learner"])] = r
+    return out
+
+
+def _range(by_run, a, b) -> str:
+    """The factor est(a) / est(b) (rounds x cost a round) in every run that costed both
+    configurations: its lowest and highest, and over how many runs (a ratio's spread between
+    runs, beside the one run the table takes)."""
+    (ka, ra), (kb, rb) = a, b
+    fs = [ra * run[ka]["round_s"] / (rb * run[kb]["round_s"]) for run in by_run.values() if ka in run and kb in run]
+    if not fs:
+        return "-"
+    if len(fs) == 1:
+        return f"{fs[0]:,.3g}x (1 run)"
+    return f"{min(fs):,.3g}x-{max(fs):,.3g}x ({len(fs)} runs)"
+
+
 def _stats(rows: List[dict]) -> dict:
     done = [r for r in rows if r.get("reached")]
     out = {"n": len([r for r in rows if r.get("seed") is not None]), "reached": len(done), "rows": rows}
@@ -138,7 +159,7 @@ def knobs(c, level: str = "###") -> str:
     if not s1["rounds_to_criterion"]:
         return ""
     fast = runs[first][0]["version"], runs[first][0]["learner"]
-    chain = []
+    chain, keys = [], []
     for v, lr, what in ((PRACTITIONER[0], PRACTITIONER[1], "the practitioner's loop"),
                         (fast[0], PRACTITIONER[1], "+ the generation ladder"),
                         (fast[0], fast[1], "+ the learner ladder")):
@@ -146,6 +167,7 @@ def knobs(c, level: str = "###") -> str:
         if cost:
             chain.append((what, f"`{v}` x `{lr}` x `{first}`", s1["rounds_to_criterion"][1] * cost["round_s"],
                           _same_run(runs[first], crun) if (v, lr) == fast else None))
+            keys.append(((first, v, lr), s1["rounds_to_criterion"][1]))
     for name in names[1:]:
         s, r0 = _stats(runs[name]), runs[name][0]
         cost = costs.get((name, r0["version"], r0["learner"]))
@@ -153,13 +175,16 @@ def knobs(c, level: str = "###") -> str:
             chain.append((f"+ `{name}`", f"`{r0['version']}` x `{r0['learner']}` x `{name}`",
                           s["rounds_to_criterion"][1] * cost["round_s"],
                           _same_run(runs[name], crun)))
+            keys.append(((name, r0["version"], r0["learner"]), s["rounds_to_criterion"][1]))
     if len(chain) < 2:
         return ""
     fig = knob_figure(c, chain)
+    by_run = cost_runs(c)
     body, prev = [], None
-    for what, label, est, meas in chain:
+    for i, (what, label, est, meas) in enumerate(chain):
         body.append((what, label, _s(est), _s(meas), f"{prev / est:.2f}x" if prev else "-",
-                     f"{chain[0][2] / est:,.0f}x"))
+                     _range(by_run, keys[i - 1], keys[i]) if prev else "-",
+                     f"{chain[0][2] / est:,.0f}x", _range(by_run, keys[0], keys[i]) if i else "-"))
         prev = est
     best = min(chain, key=lambda x: x[2])
     return (f"{level} What each knob bought, for chess\n\n"
@@ -171,9 +196,12 @@ def knobs(c, level: str = "###") -> str:
             "generation ladder's pair are not trained to 0.75: about "
             f"{_s(chain[0][2])} of training for the first). The best, {best[1]}, reaches 0.75 "
             f"{chain[0][2] / best[2]:,.0f}x sooner than the practitioner's loop at its own recipe "
-            "(ratio of estimates).\n\n"
+            "(ratio of estimates). The *every run* columns give the same factor in each run that "
+            "costed both of its sides (the machine is shared: a round's cost moves between runs), "
+            "its lowest and highest.\n\n"
             + md_table(["Step", "Pair x recipe", "Time to 0.75 (estimate)", "Measured (median)",
-                        "This step", "Since the practitioner's loop"], body)
+                        "This step", "This step, every run", "Since the practitioner's loop",
+                        "Since, every run"], body)
             + f"\n\n![What each knob bought, for chess]({fig})\n")
 
 
