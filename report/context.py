@@ -129,7 +129,13 @@ class Context:
         return list(out.values())
 
     def savefig(self, fig, name: str) -> str:
-        """Save a matplotlib figure as report/figures/<name>.png; return its Markdown path."""
+        """Save a matplotlib figure as report/figures/<name>.png; return its Markdown path.
+        A figure whose titles do not name the machine it was measured on gets a footer that
+        does (every figure names its machine)."""
+        titles = [ax.get_title() for ax in fig.axes] + [fig._suptitle.get_text() if fig._suptitle else ""]
+        if not any(self.machine_line in t for t in titles):
+            fig.text(0.995, 0.002, f"measured on {self.machine_line}", ha="right", va="bottom",
+                     fontsize=7, color="0.35")
         path = self.fig_dir / f"{name}.png"
         fig.savefig(path, dpi=110, bbox_inches="tight")
         import matplotlib.pyplot as plt

@@ -319,7 +319,8 @@ def curve_figure(c, groups):
             xs = [p["round"] for p in r["curve"]]
             ys = [p["score"] for p in r["curve"]]
             ax.plot(xs, ys, marker="os^v"[g % 4], ms=3, color=f"C{g}", alpha=0.5 + 0.5 / (1 + i),
-                    label=f"{r['version']} x {r['learner']}" if i == 0 else None)
+                    label=(f"{r['version']} x {r['learner']}, U {r['config']['updates_per_round']}, "
+                           f"lr {r['config']['lr']:.2g} ({len(runs)} seeds)" if i == 0 else None))
     ax.axhline(0.5, color="grey", lw=0.8, ls=":", label="random vs random (about 0.5)")
     ax.axhline(groups[0][0]["config"]["criterion"], color="k", lw=0.8, ls="--", label="criterion")
     ax.set_xlabel("round (640 transitions each)")

@@ -181,6 +181,10 @@ def figure(ctx, rows):
     ax.set_yticks(list(y), labels)
     ax.invert_yaxis()
     ax.set_xscale("log")
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("time per update (µs, log scale; bars: median, whiskers: IQR)")
     ax.set_title(f"The learner ladder ({ctx.machine_line})", fontsize=9)
     return ctx.savefig(fig, "learner_ladder")

@@ -86,17 +86,37 @@ def scaling(ctx, level: str = "##", prefix: str = ""):
         if body:
             parts += [f"{sub} With workers", "",
                       "Throughput with P workers (processes, threads or ranks) relative to 1, at T=32. "
-                      "The machine has the core count given above: beyond it, workers share cores.", "",
+                      "The machine has the core count given above: beyond it, workers share cores "
+                      "(the figure: speedup on linear axes, the ideal line and the core count marked).", "",
                       md_table(["Version", "Policy", "N", "1 worker (transitions/s)", "speedup by workers"], body), ""]
             fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+            cores = ctx.machine_info.get("affinity") or ctx.machine_info.get("cores")
+            color, top = {}, 1
             for ax, p in zip(axes, ("random", "egreedy")):
-                for (v, pol, n), d in sorted(wr.items()):
-                    if pol != p or n != 4096 or len(d) < 2:
+                for (v, pol, n), d in sorted(wr.items(), key=lambda kv: version_key(kv[0][0])):
+                    if pol != p or n != 4096 or len(d) < 2 or 1 not in d:
                         continue
                     ws = sorted(d)
-                    ax.plot(ws, [d[w]["transitions_per_s"] for w in ws], "o-", label=v)
-                log_axes(ax, "workers", f"{p}, N=4096, T=32", 8)
+                    top = max(top, ws[-1])
+                    color.setdefault(v, f"C{len(color) % 10}")
+                    ax.plot(ws, [d[w]["transitions_per_s"] / d[1]["transitions_per_s"] for w in ws], "o-",
+                            color=color[v], label=v)
+                ax.plot([1, top], [1, top], ls="--", color="0.5", lw=0.8, label="ideal (speedup = workers)")
+                if cores:
+                    ax.axvline(cores, color="k", ls=":", lw=0.8, label=f"the machine's {cores} cores")
+                ax.set_xlabel("workers")
+                ax.set_ylabel("speedup over 1 worker")
+                ax.set_title(f"{p}, N=4096, T=32")
+                ax.set_xlim(0.8, top + 0.2)
+                ax.set_ylim(0, top + 0.2)
+                ax.grid(alpha=0.3)
             fig.tight_layout()
+            labels = {}
+            for ax in axes:                   # one legend for the row: the rungs of both panels
+                for h, lab in zip(*ax.get_legend_handles_labels()):
+                    labels.setdefault(lab, h)
+            fig.legend(list(labels.values()), list(labels), fontsize=7, loc="upper left",
+                       bbox_to_anchor=(1.0, 0.95))
             parts += [f"![Scaling with workers]({ctx.savefig(fig, prefix + 'scaling_workers')})", ""]
     parallel = {r["version"]: r.get("parallel") for r in ctx.throughput()}
     declared = {r["version"]: r.get("serial_base") for r in ctx.throughput() if r.get("serial_base")}
