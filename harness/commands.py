@@ -47,8 +47,10 @@ def register(sub):
     p.add_argument("--out", required=True, help="output .npz file")
     p.set_defaults(func=cmd_learn)
 
-    p = sub.add_parser("new", help="scaffold a rung (v9_mine) or a learner (l9_mine) folder")
-    p.add_argument("name", help="folder name: v9_mine (a rung) or l9_mine (a learner)")
+    p = sub.add_parser("new", help="scaffold a rung (v9_mine), a learner (l9_mine) or a recipe (a9_mine) folder")
+    p.add_argument("name", help="folder name: v9_mine (a rung), l9_mine (a learner) or a9_mine (a recipe)")
+    p.add_argument("--workload", help="the rung's or recipe's workload (a folder of versions/: cartpole, "
+                                      "chess; default cartpole); a learner's network")
     p.set_defaults(func=cmd_new_lazy)
 
     from . import bench

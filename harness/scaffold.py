@@ -1,5 +1,10 @@
-"""`python -m harness new NAME`: scaffold a rung (versions/cartpole/vK_name/) or a learner
-(learners/lK_name/) that discovery finds, verification checks and the bench measures."""
+"""`python -m harness new NAME [--workload W]`: scaffold a rung (versions/<W>/vK_name/), a
+learner (learners/lK_name/) or a training recipe (algorithms/aK_name/; another workload's
+in algorithms/<W>/aK_name/) that discovery finds, verification checks and the bench
+measures. A CartPole rung starts empty (it fails verification until its rollout is written);
+another workload's rung, a learner and a recipe start as a copy of what is already there
+(the workload's baseline rung, the reference learner, the ladder's last recipe), so they
+verify, and each change is one idea checked at once."""
 from __future__ import annotations
 
 from core import discover
@@ -45,6 +50,39 @@ class Generator(Base):
         return empty_batch(T, self.cfg.n_envs)
 '''
 
+NEW_OTHER_VERSION = '''"""{name}: describe the idea of this rung in one line. It starts as {workload}'s baseline
+rung, {base}, so it verifies; change one thing at a time, and after each
+`python -m harness verify --workload {workload} --version {name}` (versions/{workload}/WORKLOAD.md)."""
+from core.rung import Rung
+
+
+def make_generator(cfg):
+    from core.discover import get_rung
+    return get_rung("{base}", "{workload}").make_generator(cfg)    # TODO: your generator
+
+
+RUNG = Rung(
+    number="{number}", title="{title}",
+    summary="TODO: what this rung changes relative to the one below",
+    make_generator=make_generator,
+)
+'''
+
+NEW_RECIPE = '''"""{name}: describe this recipe's one idea in a line. It starts as {base} (no
+change yet); put the settings it changes in `changes`, then
+`python -m harness algorithms {workload_flag}--algorithm {name}` verifies and times it
+(algorithms/ALGORITHM.md)."""
+from {module} import {cls}
+
+ALGORITHM = {cls}(
+    number="{number}", title="{title}",
+    summary="TODO: what this recipe changes relative to its base, and why",
+    base="{base}",
+    changes={{}},
+    references=("TODO: the paper, or the sweep rows, the setting comes from",),
+)
+'''
+
 NEW_LEARNER = '''"""{name}: describe the idea of this learner in one line."""
 from core.learner import Learner
 
@@ -57,7 +95,7 @@ def make(cfg, replay):
 LEARNER = Learner(
     number="{number}", title="{title}",
     summary="TODO: what this learner changes relative to the one below",
-    make=make,
+    make=make, workloads={workloads},
 )
 '''
 
@@ -79,29 +117,67 @@ goes (profiled).
 '''
 
 
-def cmd_new(args):
+KINDS = {"v": "rung", "l": "learner", "a": "recipe"}
+
+
+def _recipes(workload: str):
+    if workload == "chess":
+        from training import chess_algorithm as calg
+        return calg.algorithms(), calg.CHESS_DIR, "training.chess_algorithm", "ChessAlgorithm"
+    from training import algorithm as alg
+    return alg.algorithms(), alg.ALGORITHMS_DIR, "training.algorithm", "Algorithm"
+
+
+def plan(name: str, workload: str) -> tuple:
+    """(kind, folder, {file: text}, next command) for `new NAME`, or StudyError in one line."""
     import re
-    name = args.name
     if not isinstance(name, str) or len(name) > 64 \
-            or not re.fullmatch(r"[vl](\d+)([a-z]?)_[a-z0-9_]+", name, flags=re.ASCII):
-        raise StudyError(f"name must look like v9_mine (a rung) or l9_mine (a learner): a letter v "
-                         f"or l, a number, an optional letter, _, lower-case words (at most 64 "
-                         f"characters); got {name!r}")
-    m = re.fullmatch(r"[vl](\d+)([a-z]?)_.*", name, flags=re.ASCII)
+            or not re.fullmatch(r"[vla](\d+)([a-z]?)_[a-z0-9_]+", name, flags=re.ASCII):
+        raise StudyError(f"name must look like v9_mine (a rung), l9_mine (a learner) or a9_mine (a "
+                         f"recipe): a letter v, l or a, a number, an optional letter, _, lower-case "
+                         f"words (at most 64 characters); got {name!r}")
+    workload = discover.check_workload(workload)
+    m = re.fullmatch(r"[vla](\d+)([a-z]?)_.*", name, flags=re.ASCII)
     number = m.group(1) + m.group(2)
-    kind = "rung" if name[0] == "v" else "learner"
-    base = discover.VERSIONS_DIR / discover.DEFAULT_WORKLOAD if kind == "rung" else discover.LEARNERS_DIR
-    d = base / name
+    kind = KINDS[name[0]]
+    title = name.split("_", 1)[1].replace("_", " ").title()
+    fill = {"name": name, "number": number, "title": title, "workload": workload}
+    if kind == "rung":
+        d, existing = discover.VERSIONS_DIR / workload / name, discover.rungs(workload)
+        if workload == discover.DEFAULT_WORKLOAD:
+            files = {"version.py": NEW_VERSION, "rollout.py": NEW_ROLLOUT}
+        else:
+            fill["base"] = discover.baseline_rung(workload=workload).name
+            files = {"version.py": NEW_OTHER_VERSION}
+        nxt = f"verify --workload {workload} --version {name}"
+    elif kind == "learner":
+        d, existing = discover.LEARNERS_DIR / name, discover.learners()
+        fill["workloads"] = repr((workload,)) if workload != discover.DEFAULT_WORKLOAD else '("cartpole",)'
+        files = {"learner.py": NEW_LEARNER, "impl.py": NEW_LEARNER_IMPL}
+        nxt = (f"verify-learners --learner {name}" if workload == discover.DEFAULT_WORKLOAD
+               else f"learners --workload {workload} --learner {name}")
+    else:
+        existing, folder, module, cls = _recipes(workload)
+        if not existing:
+            raise StudyError(f"workload {workload} has no recipe yet to start from")
+        d = folder / name
+        flag = "" if workload == discover.DEFAULT_WORKLOAD else f"--workload {workload} "
+        same_loop = [a for a in existing if getattr(a, "loop", None) == getattr(existing[0], "loop", None)]
+        fill.update(base=same_loop[-1].name, module=module, cls=cls, workload_flag=flag)
+        files = {"recipe.py": NEW_RECIPE}
+        nxt = f"algorithms {flag}--algorithm {name}"
     if d.exists():
         raise StudyError(f"{d} already exists")
-    taken = [x.name for x in (discover.rungs() if kind == "rung" else discover.learners())
-             if x.number == number]
+    taken = [x.name for x in existing if x.number == number]
     if taken:
         raise StudyError(f"{kind} number {number} is taken by {taken[0]}; pick another")
-    title = name.split("_", 1)[1].replace("_", " ").title()
-    files = ({"version.py": NEW_VERSION, "rollout.py": NEW_ROLLOUT} if kind == "rung"
-             else {"learner.py": NEW_LEARNER, "impl.py": NEW_LEARNER_IMPL})
     files["NOTES.md"] = NEW_NOTES
+    return kind, d, {f: t.format(**fill) for f, t in files.items()}, nxt
+
+
+def cmd_new(args):
+    kind, d, files, nxt = plan(args.name, getattr(args, "workload", None) or discover.DEFAULT_WORKLOAD)
+    base, name = d.parent, d.name
     from core.procutil import new_name, owner_alive
     for old in base.glob(f".{name}.study-*.tmp"):          # left by a killed `new`
         if not owner_alive(old.name[:-4]):
@@ -112,7 +188,7 @@ def cmd_new(args):
         tmp.mkdir(parents=True)
         (tmp / "__init__.py").write_text("")
         for fname, text in files.items():
-            (tmp / fname).write_text(text.format(name=name, number=number, title=title))
+            (tmp / fname).write_text(text)
         tmp.rename(d)
     except OSError as e:
         raise StudyError(f"cannot create {d}: {e.strerror}")
@@ -120,6 +196,6 @@ def cmd_new(args):
         if tmp.exists():
             import shutil
             shutil.rmtree(tmp, ignore_errors=True)
-    print(f"created {d.relative_to(base.parent)}/: {', '.join(sorted(files))}, __init__.py")
-    cmd = "verify --version" if kind == "rung" else "verify-learners --learner"
-    print(f"next: fill it in, then `python -m harness {cmd} {name}`")
+    from core.rung import ROOT
+    print(f"created {d.relative_to(ROOT)}/: {', '.join(sorted(files))}, __init__.py")
+    print(f"next: fill it in, then `python -m harness {nxt}`")
