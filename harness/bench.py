@@ -199,7 +199,10 @@ def cmd_measure(args):
 
 def bench_stages(workload: str = discover.DEFAULT_WORKLOAD):
     """(order, name, title, function) of every module harness/cmd_*.py with a BENCH_STAGE
-    for this workload (BENCH_WORKLOAD; CartPole's when the module does not say)."""
+    for this workload (BENCH_WORKLOAD; CartPole's when the module does not say), in the order
+    core/pipeline.py's STAGES gives; a stage missing there is refused in one line."""
+    from core.pipeline import STAGES
+    order = STAGES.get(workload, ())
     stages = []
     here = Path(__file__).parent
     for m in pkgutil.iter_modules([str(here)]):
@@ -207,8 +210,11 @@ def bench_stages(workload: str = discover.DEFAULT_WORKLOAD):
             mod = importlib.import_module(f"harness.{m.name}")
             if (hasattr(mod, "BENCH_STAGE") and hasattr(mod, "bench_stage")
                     and getattr(mod, "BENCH_WORKLOAD", discover.DEFAULT_WORKLOAD) == workload):
-                order, title = mod.BENCH_STAGE
-                stages.append((order, m.name[4:], title, mod.bench_stage))
+                name = m.name[4:]
+                if name not in order:
+                    raise StudyError(f"bench stage {name} (harness/{m.name}.py) has no place in the "
+                                     f"pipeline: add it to STAGES['{workload}'] in core/pipeline.py")
+                stages.append((order.index(name), name, mod.BENCH_STAGE, mod.bench_stage))
     return sorted(stages)
 
 

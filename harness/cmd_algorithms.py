@@ -26,7 +26,7 @@ from core.errors import StudyError
 from .cli_util import bounded_float, check_threads, positive_int, seed_int
 from .study_args import add_study_args, check_parallel, selection_row, study_options
 
-BENCH_STAGE = (47, "The algorithm ladder: each recipe verified, then trained to solved on unseen seeds")
+BENCH_STAGE = "The algorithm ladder: each recipe verified, then trained to solved on unseen seeds"
 SEEDS, SEARCH_SEEDS = (100, 101, 102, 103, 104), (0, 1)
 BUDGET_S, QUICK_BUDGET_S, SEARCH_BUDGET_S = 300.0, 30.0, 20.0      # 300: as `make e2e`
 MAX_ROUNDS = 10 ** 6                  # the budget alone ends a run, as in `make e2e`

@@ -31,7 +31,7 @@ from core import results
 from core.procutil import pinned_threads
 from core.rung import ROOT
 
-BENCH_STAGE = (10, "Machine ceilings: memory bandwidth and float32 GEMM peak")
+BENCH_STAGE = "Machine ceilings: memory bandwidth and float32 GEMM peak"
 from core.spec import BATCH, NET
 
 BYTES_PER_TRANSITION = BATCH.bytes_per_transition

@@ -238,7 +238,7 @@ def cmd(args) -> int:
 
 
 
-BENCH_STAGE = (63, "Chess's algorithm ladder: each recipe verified, costed, trained to 0.75 on unseen seeds")
+BENCH_STAGE = "Chess's algorithm ladder: each recipe verified, costed, trained to 0.75 on unseen seeds"
 BENCH_WORKLOAD = "chess"
 PRACTITIONER = ("v1_python:l1_torch_eager", "v5c_blocked_sparse:l1_torch_eager")
 

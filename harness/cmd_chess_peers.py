@@ -16,7 +16,7 @@ from .cli_util import cpu_count
 
 from .cmd_peers import ROOT, child_row
 
-BENCH_STAGE = (30, "Chess peers: PettingZoo, OpenSpiel and Pgx, uniform-random legal moves")
+BENCH_STAGE = "Chess peers: PettingZoo, OpenSpiel and Pgx, uniform-random legal moves"
 BENCH_WORKLOAD = "chess"
 SHAPES = (1, 20, 4096)
 TIMEOUT_S = 240           # Pgx compiles for each N (15-25 s), PettingZoo builds 4,096 envs

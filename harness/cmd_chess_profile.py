@@ -14,7 +14,7 @@ from core.measure import quartiles
 
 from .cli_util import positive_int
 
-BENCH_STAGE = (15, "Where a chess transition's time goes: each phase of the game alone")
+BENCH_STAGE = "Where a chess transition's time goes: each phase of the game alone"
 BENCH_WORKLOAD = "chess"
 CPP_CALLS = {"movegen_mask": 2, "make": 2, "rules": 2, "observation": 1, "pick": 2, "copies": 2}
 SHAPES = ((20, 32), (4096, 32))        # the batches whose copies are timed: N x T transitions

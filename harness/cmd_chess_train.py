@@ -5,7 +5,7 @@ mover, one run at a time; rows "chess_curve" (each scoring, as it happens) and "
 (each run). Exit 0 when every run reached the criterion, 1 when one did not (its rows kept),
 2 on bad input.
 
-Bench stage 50 of the chess run (`make bench`): the poster's round measured inside real runs.
+A bench stage of the chess run (`make bench`): the poster's round measured inside real runs.
 (1) the random mover against the random mover, 400 games (the score a learner starts from);
 (2) for each chess rung with the reference learner, a short run at the poster's shape
 (N = 20, T = 32, U declared), its cost per round split into generate, store and learn, and
@@ -25,7 +25,7 @@ from core.stale import stale
 from .cli_util import add_dataclass_args, check_threads, config_from_args, positive_int
 from .study_args import add_study_args, check_parallel, selection_row, study_options
 
-BENCH_STAGE = (50, "Chess end to end: the poster's round, per rung, inside real runs")
+BENCH_STAGE = "Chess end to end: the poster's round, per rung, inside real runs"
 BENCH_WORKLOAD = "chess"
 COST_ROUNDS, QUICK_COST_ROUNDS = 12, 4        # rounds of each short run (learning from round 1)
 RANDOM_GAMES, QUICK_RANDOM_GAMES = 400, 100
@@ -215,7 +215,7 @@ def fastest(rungs, quick: bool):
 
 def verified_learners(quick: bool) -> list:
     """The chess learners other than the reference that passed the chess learner checks on
-    this machine (stage 45's latest row, at their current code): the other learners' rounds."""
+    this machine (the learner stage's latest row, at their current code): the other learners' rounds."""
     rows = {}
     for r in results.load("learner_verification", quick=quick):
         if r.get("workload") == "chess" and r.get("device", "cpu") == "cpu":

@@ -12,7 +12,7 @@
    them (alternating and overlapped, for the estimate's check), and the peers' own
    libraries (peers/train/) with their published settings and the same solved criterion.
    Rows of kind "e2e"; each of our runs carries the estimate for its own number of rounds.
-`make bench QUICK=1` runs a short variant (stage 50); a full `make bench` leaves it to `make e2e`.
+`make bench QUICK=1` runs a short variant (its bench stage); a full `make bench` leaves it to `make e2e`.
 
 `--stop-at periodic` runs the same comparison under the practitioner's criterion instead
 (core.evaluate.Periodic: a greedy evaluation every `--eval-every` environment steps, the run
@@ -35,7 +35,7 @@ from core.evaluate import PERIODIC_EVERY
 from .cli_util import bounded_float, nonneg_int, positive_int, seed_int
 from .study_args import add_study_args, check_parallel, selection_row, study_options
 
-BENCH_STAGE = (50, "Time to a trained agent (the short variant; the full run is `make e2e`)")
+BENCH_STAGE = "Time to a trained agent (the short variant; the full run is `make e2e`)"
 SEEDS, SELECT_SEEDS = (100, 101, 102, 103, 104), (0, 1)
 MATRIX_RUNGS = ("v1b_numpy", "v3_numba", "v5b_simd")     # plus the fastest rung measured
 BUDGET_S, QUICK_BUDGET_S = 300.0, 30.0

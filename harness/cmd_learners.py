@@ -1,4 +1,4 @@
-"""The learner ladder's bench stage (`python -m harness learners`, and stage 45 of `make bench`).
+"""The learner ladder's bench stage (`python -m harness learners`, and a stage of `make bench`).
 
 For every learner rung (learners/): verify it against the reference learner (LEARNER.md),
 and only if it verifies, time it (training/cost.py: start-up apart, median time per
@@ -20,7 +20,7 @@ from core.learner import LearnConfig
 
 from .cli_util import add_workload_arg, positive_int
 
-BENCH_STAGE = (45, "The learner ladder: verify, time per update, train to solved")
+BENCH_STAGE = "The learner ladder: verify, time per update, train to solved"
 SOLVE_SEEDS = (0, 1, 2, 3, 4)
 SOLVE_MAX_ROUNDS = 1000     # above training's default cap (TrainConfig.max_rounds): one seed here needs ~660 rounds
 QUICK_SOLVE_SEEDS = (0,)

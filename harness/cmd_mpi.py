@@ -14,7 +14,7 @@ Two measurements, both rows of results/mpi.jsonl (field `what`):
   the gather (including waiting for slower ranks) and the rest (Python <-> rank 0
   round trip). The per-rank rollout throughput is the compute term of the model.
 
-`python -m harness mpi [--quick]` runs the stage alone; `make bench` runs it as stage 40.
+`python -m harness mpi [--quick]` runs the stage alone; `make bench` runs it as a stage (core/pipeline.py).
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ import time
 from core import results
 from core.api import GenConfig
 
-BENCH_STAGE = (40, "MPI gather cost")
+BENCH_STAGE = "MPI gather cost"
 KIND = "mpi"
 GATHER_TIMEOUT_S = 300
 

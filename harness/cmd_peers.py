@@ -23,7 +23,7 @@ from .cli_util import positive_int
 from .memory import MAX_TRANSITIONS, check_memory
 
 ROOT = Path(__file__).resolve().parent.parent
-BENCH_STAGE = (30, "Peers")
+BENCH_STAGE = "Peers"
 SHAPES = ((20, 32), (4096, 32))          # the bench's default and large configurations
 PACKAGES = ("gymnasium", "envpool", "jax", "jaxlib", "gymnax", "torch", "numpy")
 

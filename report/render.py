@@ -1,7 +1,7 @@
 """Render report/REPORT.md and report/figures/*.png from results/ alone.
 
-Every module report/sections/*.py that defines ORDER and render(ctx) contributes a
-section; they are concatenated in ORDER. A section that fails is replaced by a line
+Every module report/sections/*.py that defines render(ctx) contributes a section; they are
+concatenated in the order of SECTIONS in core/pipeline.py. A section that fails is replaced by a line
 saying so, so one broken section never costs the rest of the report. The README's
 headline table (between the headline markers) is refreshed from the same rows.
 
@@ -33,11 +33,21 @@ MARK_START, MARK_END = "<!-- headline:start -->", "<!-- headline:end -->"
 
 
 def sections():
+    """(place, name, module) of every section, in core/pipeline.py's SECTIONS order: a
+    module of report/sections/ is a section when it defines render(ctx) and is listed there;
+    one that defines render() but is not listed is refused in one line (a helper module of
+    the sections defines no render)."""
+    from core.pipeline import PARTS, SECTIONS
     found = []
     for m in pkgutil.iter_modules([str(HERE / "sections")]):
         mod = importlib.import_module(f"report.sections.{m.name}")
-        if hasattr(mod, "ORDER") and hasattr(mod, "render"):
-            found.append((mod.ORDER, m.name, mod))
+        if not hasattr(mod, "render") or m.name in PARTS:
+            continue
+        if m.name not in SECTIONS:
+            from core.errors import StudyError
+            raise StudyError(f"report section {m.name} (report/sections/{m.name}.py) has no place in "
+                             "the report: add it to SECTIONS in core/pipeline.py")
+        found.append((SECTIONS.index(m.name), m.name, mod))
     return sorted(found)
 
 

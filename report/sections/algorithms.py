@@ -15,7 +15,6 @@ from report.sections.algorithm_stats import TARGET_S, _key, _q, kernel_isa, slow
 from report.sections.trained import CRITERION
 from report.sections.trained_peers import fmt_s, inf_quartiles
 
-ORDER = 47
 TARGET_FLOPS = 5.0          # issue: FLOPs to solved <= 1/5 of a1's on the same learner
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 
-ORDER = 0.5
 TOC = "<!-- contents -->"          # report/render.py replaces it with the report's sections
 
 

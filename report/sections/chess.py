@@ -7,7 +7,6 @@ rows of each rung that has a move generator of its own.
 from report.context import fmt_si, fmt_time, md_table
 from report.data import ladder_rows, ladder_shapes, stale, tps_iqr, version_key, workers_cell
 
-ORDER = 60
 WORKLOAD = "chess"
 
 

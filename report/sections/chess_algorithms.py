@@ -15,7 +15,6 @@ from typing import Dict, List, Optional
 
 from report.context import fmt_si, md_table
 
-ORDER = 61.5
 WORKLOAD = "chess"
 PRACTITIONER = ("v1_python", "l1_torch_eager")
 

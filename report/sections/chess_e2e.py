@@ -13,7 +13,6 @@ from report.sections.chess_gpu import _long, gpu_headline, gpu_reading, gpu_roun
 from report.sections.chess_gpu import per_round as _round
 from report.sections.chess_e2e_targets import adamw_floor, reference_name, targets
 
-ORDER = 61
 WORKLOAD = "chess"
 
 

@@ -7,7 +7,6 @@ from core.measure import quartiles
 from report.context import fmt_time, md_table
 from report.data import stale
 
-ORDER = 61.6          # after chess end to end and chess's algorithm ladder (61.5)
 WORKLOAD = "chess"
 KIND = "chess_peer_training"
 STALE = " †"

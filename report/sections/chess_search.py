@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from report.context import md_table
 
-ORDER = 62
 WORKLOAD = "chess"
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 from report.context import fmt_si
 from report.data import ladder_rows, tps_iqr
 
-ORDER = 60.5
 WORKLOAD = "chess"
 N = 4096
 TARGETS = {"random": 1000.0, "egreedy": 100.0}      # best rung / v1 at N = 4096

@@ -11,7 +11,6 @@ from core import estimate as est
 from core.measure import quartiles
 from report.context import fmt_time, md_table
 
-ORDER = 50
 LEANRL = ("LeanRL's README (pytorch-labs/LeanRL) reports whole-training-loop speed-ups of "
           "torch.compile + CUDA graphs over eager PyTorch of 2.7x to 6.8x (PPO, SAC, TD3; H100 "
           "node, simulation on the CPU); it publishes no per-update time for DQN")

@@ -2,7 +2,6 @@
 from core.evaluate import PERIODIC_EVERY
 from core.spec import CARTPOLE
 
-ORDER = 0
 
 GLOSSARY = [
     ("transition", "one environment step: (obs, action, reward, next_obs, terminated, truncated)"),

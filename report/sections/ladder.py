@@ -5,7 +5,6 @@ from report.context import fmt_si, fmt_time, md_table
 from report.data import (ceilings, fill_roof, fraction_of_fma, fraction_of_peak, ladder_rows,
                          ladder_shapes, stale, tps_iqr, version_key, workers_cell)
 
-ORDER = 10
 
 
 def table(ctx, policy, n, t):

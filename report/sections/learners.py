@@ -11,7 +11,6 @@ from report.context import fmt_time, md_table
 from report.data import fma_peak, stale
 from training.config import TrainConfig
 
-ORDER = 40
 
 
 def learner_rows(ctx):

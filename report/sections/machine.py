@@ -2,7 +2,6 @@
 from report.context import md_table
 from report.data import ceiling_runs, highest_ceilings, machines
 
-ORDER = 90
 
 
 def render(ctx):

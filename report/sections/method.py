@@ -11,7 +11,6 @@ from core.rung import ROOT
 from training.cost import measure_learner
 from report.context import md_table
 
-ORDER = 89
 
 
 def _defaults(fn) -> dict:

@@ -3,7 +3,6 @@ from the same timed generate() calls of the bench (same rung, shape, worker coun
 from report.context import fmt_time, md_table
 from report.data import version_key
 
-ORDER = 25
 EPSILON = 0.1            # the bench's egreedy rows explore with this probability
 
 

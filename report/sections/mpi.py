@@ -12,7 +12,6 @@ from typing import Dict, List, Optional
 
 from report.context import fmt_si, fmt_time, md_table
 
-ORDER = 40
 KIND = "mpi"
 
 BYTES_PER_TRANSITION = 42          # obs 16 + next_obs 16 + action 8 + 2 flags (reward is not sent)

@@ -10,7 +10,6 @@ from typing import Dict, List, Optional, Tuple
 from report.context import fmt_si, fmt_time, md_table
 from report.data import tps_iqr, workers_cell
 
-ORDER = 30
 SHAPES = ((20, 32), (4096, 32))
 POLICIES = ("random", "egreedy")
 POLICY_WORDS = {"random": "with random actions",

@@ -8,7 +8,6 @@ import matplotlib.pyplot as plt
 from report.context import fmt_si, md_table
 from report.data import version_key
 
-ORDER = 15
 
 
 def worker_rows(ctx):

@@ -12,7 +12,6 @@ from report.sections import trained_periodic as periodic
 from report.sections.trained_peers import (diagnostic_cells, diagnostic_note, fmt_s,
                                            inf_quartiles, steps_text, targets)
 
-ORDER = 45
 CRITERION = (f"mean return of the last 100 training episodes >= {CARTPOLE.solved_return:g}, "
              f"confirmed by a greedy evaluation of 20 episodes in Gymnasium's own CartPole-v1 "
              f"(mean >= {CARTPOLE.solved_return:g})")

@@ -2,7 +2,6 @@
 from report.context import md_table
 from report.data import version_key
 
-ORDER = 5
 
 
 def render(ctx):
