@@ -415,4 +415,4 @@ def test_a_stale_round_cost_row_is_marked_and_the_mark_explained(tmp_path):
     text = chess_e2e.round_costs(ctx.for_workload("chess"))
     assert "`v5c_blocked_sparse` †" in text and "\n† a file that the row's code hashes" in text
     # the README's sentence quotes that row's round: it carries the mark too
-    assert "`l1_torch_eager` (†: measured before its code last changed), 2x less." in chess_e2e.headline(ctx)
+    assert "`l1_torch_eager` (†: measured before its code last changed), 2.0x less." in chess_e2e.headline(ctx)

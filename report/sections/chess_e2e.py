@@ -347,13 +347,28 @@ def headline(ctx) -> str:
     if base is None:
         return ""
     best = min(costs, key=_round)
+    kb, kf = (base["version"], base["learner"]), (best["version"], best["learner"])
+    by_run: dict = {}
+    for r in c.rows("chess_round_costs"):
+        by_run.setdefault(r["run_id"], {})[(r["version"], r["learner"])] = r
+    same = [(run, d[kb], d[kf]) for run, d in by_run.items() if kb in d and kf in d]
     cfg = base["config"]
     out = (f"**Chess** (`versions/chess/`, {c.machine_line}): a round of the poster's loop (N = "
            f"{cfg['envs']} games x T = {cfg['steps']} moves, then U = {cfg['updates_per_round']} "
-           f"updates) takes {fmt_time(_round(base))} with `{base['version']}` x `{base['learner']}` "
-           f"({100 * base['round_gen_s']['median'] / _round(base):.0f}% of it generating) and "
-           f"{fmt_time(_round(best))} with `{best['version']}` x `{best['learner']}`{stale_mark(best)}, "
-           f"{_round(base) / _round(best):.0f}x less.")
+           f"updates)")
+    if same:              # both sides of the ratio from one run (the newest that measured both)
+        run, b, f = same[-1]
+        ratios = [_round(x) / _round(y) for _, x, y in same]
+        spread = (f"; {min(ratios):.1f}x-{max(ratios):.1f}x over the {len(same)} runs that measured both"
+                  if len(same) > 1 else "")
+        out += (f" in run {run} takes {fmt_time(_round(b))} with `{kb[0]}` x `{kb[1]}` "
+                f"({100 * b['round_gen_s']['median'] / _round(b):.0f}% of it generating) and "
+                f"{fmt_time(_round(f))} with `{kf[0]}` x `{kf[1]}`{stale_mark(f)}, "
+                f"{_round(b) / _round(f):.1f}x less{spread}.")
+    else:
+        out += (f" takes {fmt_time(_round(base))} with `{kb[0]}` x `{kb[1]}` and "
+                f"{fmt_time(_round(best))} with `{kf[0]}` x `{kf[1]}`{stale_mark(best)} (measured in "
+                "different runs: no ratio).")
     from report.sections.chess_targets import headline_clause
     out += headline_clause(c)
     for runs in training_groups(c):
