@@ -108,6 +108,33 @@ def _rung_label(r: dict) -> str:
     return f"{r['version']} ({inner})" if inner else r["version"]
 
 
+def same_run(ctx, version: str, peer: str, n_envs: int, steps: int, policy: str) -> List[tuple]:
+    """[(run id, the rung's best rate in that run, the peer's best rate in that run)] over every
+    run that measured both at this shape and policy, oldest first: a ratio's two sides from
+    one run (each at its best workers or threads setting in that run)."""
+    def shape(r):
+        return (r.get("n_envs") == n_envs and r.get("requested_steps", r.get("steps")) == steps
+                and r.get("policy") == policy and r.get("transitions_per_s"))
+    rung, peer_best = {}, {}
+    for r in ctx.rows("throughput"):
+        if r.get("version") == version and shape(r) and r.get("purpose", "ladder") in ("ladder", "sweep"):
+            rung[r["run_id"]] = max(rung.get(r["run_id"], 0.0), r["transitions_per_s"])
+    for r in ctx.rows("peers"):
+        if r.get("peer") == peer and shape(r) and not r.get("skipped"):
+            peer_best[r["run_id"]] = max(peer_best.get(r["run_id"], 0.0), r["transitions_per_s"])
+    return [(run, rung[run], peer_best[run]) for run in sorted(set(rung) & set(peer_best))]
+
+
+def ratio_cell(pairs: List[tuple]) -> str:
+    """The newest common run's ratio, with its run and the range over every common run."""
+    if not pairs:
+        return "no run measured both"
+    run, a, b = pairs[-1]
+    rs = [x / y for _, x, y in pairs]
+    rng = f"; {_ratio(min(rs))}-{_ratio(max(rs))} over {len(rs)} runs" if len(rs) > 1 else ""
+    return f"{_ratio(a / b)} (run {run}{rng})"
+
+
 def headline(ctx) -> str:
     """One measured sentence for the README: the fastest rung against the best peer at
     N=4096, random actions and the epsilon-greedy actor loop. Computed from rows."""
@@ -124,8 +151,15 @@ def headline(ctx) -> str:
     clauses = []
     prev = None
     for policy, r, p in parts:
-        ratio = r["transitions_per_s"] / p["transitions_per_s"]
-        figures = f"{fmt_si(r['transitions_per_s'])} vs {fmt_si(p['transitions_per_s'])} transitions/s"
+        pairs = same_run(ctx, r["version"], p["peer"], n, t, policy)
+        if not pairs:
+            continue
+        run, a, b = pairs[-1]                 # both sides from the newest run that measured both
+        ratio = a / b
+        rs = [x / y for _, x, y in pairs]
+        figures = (f"{fmt_si(a)} vs {fmt_si(b)} transitions/s in run {run}"
+                   + (f"; {_ratio(min(rs))}-{_ratio(max(rs))} over the {len(rs)} runs that measured both"
+                      if len(rs) > 1 else ""))
         if prev is None:
             who = f"the fastest rung, {_rung_label(r)}, generates"
         elif prev == r["version"]:
@@ -135,6 +169,8 @@ def headline(ctx) -> str:
         clauses.append(f"{who} {_relation(ratio)} the best peer {POLICY_WORDS[policy]}, "
                        f"{_peer_label(p)} ({figures})")
         prev = r["version"]
+    if not clauses:
+        return f"At N={n}, no run measured the fastest rung and the best peer both: no ratio."
     return f"At N={n}, " + ", ".join(clauses) + "."
 
 
@@ -222,9 +258,9 @@ def render(ctx) -> str:
                 best = peers[0]
                 rt = [[f"{r['version']} ({r.get('title', '')})", workers_cell(r) if r.get("parallel") else 1,
                        fmt_si(r["transitions_per_s"]),
-                       _ratio(r["transitions_per_s"] / best["transitions_per_s"])] for r in rungs]
+                       ratio_cell(same_run(ctx, r["version"], best["peer"], n, t, policy))] for r in rungs]
                 out.append(md_table(["Rung (best workers)", "workers", "transitions/s",
-                                     f"x best peer ({_peer_label(best)})"], rt))
+                                     f"x best peer ({_peer_label(best)}), both from one run"], rt))
                 out.append("")
             elif peers:
                 out.append("No rung rows at this shape and policy (kind \"throughput\").")
