@@ -152,6 +152,17 @@ def published_rates(rows) -> str:
                         "Ours here, M nodes/s: fraction", "Their machine", "Source"], body) + "\n")
 
 
+def _gpu_runs(ctx, peer: str) -> str:
+    """Whether a GPU machine's results hold rows of this peer (said, not assumed)."""
+    from core import results as _results
+    for m in _results.machines(ctx.results_dir):
+        if (m.get("description") or {}).get("gpu") and any(
+                r.get("peer") == peer for r in _results.load("peers", machine_name=m["id"],
+                                                             directory=ctx.results_dir)):
+            return f"a GPU's rows are in results/{m['id']}/"
+    return "no GPU machine's rows of it are in results/"
+
+
 def peers(ctx) -> str:
     rows = ctx.latest("peers", ("peer", "n_envs"))
     if not rows:
@@ -163,14 +174,25 @@ def peers(ctx) -> str:
             body.append((r["peer"], policy, r["n_envs"], "skipped", "-", "-", "-",
                          str(r.get("reason", ""))[:120].replace("|", "\\|")))
             continue
-        best = max(ladder_rows(ctx, policy, r["n_envs"], 32), default=None,
-                   key=lambda x: x["transitions_per_s"])
         per_t = r["plies_per_s"] / 2
-        ratio = (f"{best['transitions_per_s'] / per_t:,.1f}x (`{best['version']}`)"
-                 if best else "-")
-        body.append((r["peer"], policy, r["n_envs"], f"{fmt_si(r['plies_per_s'])}", fmt_si(per_t),
-                     f"{r.get('startup_s', 0):.1f} s", ratio, ""))
-    return ("### The peers\n\nOther people's chess, timed in the same run through their own "
+        same = [x for x in ctx.rows("throughput") if x.get("run_id") == r.get("run_id")
+                and x.get("policy") == policy and x.get("n_envs") == r["n_envs"]
+                and x.get("requested_steps", x.get("steps")) == 32 and x.get("transitions_per_s")]
+        best = max(same, default=None, key=lambda x: x["transitions_per_s"])
+        if best:                                # both sides from the peer's own run
+            ratio = f"{best['transitions_per_s'] / per_t:,.1f}x (`{best['version']}`, same run)"
+        else:
+            best = max(ladder_rows(ctx, policy, r["n_envs"], 32), default=None,
+                       key=lambda x: x["transitions_per_s"])
+            ratio = (f"{best['transitions_per_s'] / per_t:,.1f}x (`{best['version']}`, another run: "
+                     f"run {best['run_id']} against the peer's {r.get('run_id')})" if best else "-")
+        pk = r.get("packages") or {}
+        name = r["peer"] + (f" ({', '.join(f'{k} {v}' for k, v in pk.items() if k != 'numpy')})" if pk else "")
+        note = (f"JAX on this CPU: Pgx is written for accelerators; {_gpu_runs(ctx, r['peer'])}"
+                if "jax" in pk else "")
+        body.append((name, policy, r["n_envs"], f"{fmt_si(r['plies_per_s'])}", fmt_si(per_t),
+                     f"{r.get('startup_s', 0):.1f} s", ratio, note))
+    return ("### The peers\n\nOther people's chess, timed through their own "
             "APIs (peers/chess_peers.py says how each is driven and how its rules differ from "
             "ours: PettingZoo ends on *claimable* draws, Pgx marks its 512-ply cap terminated, "
             "OpenSpiel's and Pgx's repetition keys count en-passant squares differently). Under "
@@ -182,7 +204,9 @@ def peers(ctx) -> str:
             "are its own, so it is timed, not verified. They count plies; a rung's transition is "
             "two plies (the agent's move and the reply), so the comparison is with half their ply "
             "rate. At large N a short timing covers only the openings of the games (each row "
-            "records the mean ply reached).\n\n"
+            "records the mean ply reached). Each peer's ratio divides the fastest rung's rate "
+            "measured in the peer's own run, where that run timed the rungs, and says so; the "
+            "peer's library versions are those its row recorded.\n\n"
             + md_table(["Peer", "Policy", "N", "Plies/s", "Transitions/s (plies/2)", "Start-up",
                         "Best rung, same policy and N", "Note"], body) + "\n")
 
