@@ -181,12 +181,19 @@ def headline(pg: dict, label) -> str:
         return ""
     b = psums[best]
     k, s = min(peers, key=lambda ks: (ks[1]["median"], ks[0]))
-    vs = (f"{s['median'] / b['median']:.0f}x sooner than the quickest peer, {label(k, pg[k])} "
-          f"({fmt_s(s['median'])})" if finite(s) else
-          f"while no peer passed in most seeds within {s['budget']:g} s")
+    same = {r["run_id"] for r in b["rows"]} & {r["run_id"] for r in s["rows"]}
+    if not finite(s):
+        vs = f"while no peer passed in most seeds within {s['budget']:g} s"
+    elif same:
+        vs = (f"{s['median'] / b['median']:.0f}x sooner than the quickest peer, {label(k, pg[k])} "
+              f"({fmt_s(s['median'])}, same run)")
+    else:
+        vs = (f"the quickest peer, {label(k, pg[k])}, in {fmt_s(s['median'])} (run "
+              f"{sorted(r['run_id'] for r in s['rows'])[-1]}; ours run {b['rows'][0]['run_id']}: "
+              "no ratio across runs)")
     return (f" By the practitioner's criterion (the first passing greedy evaluation, one every "
-            f"{b['every']:,} steps), {label(best, pg[best])} is trained in a median "
-            f"{fmt_s(b['median'])}, {vs}.")
+            f"{b['every']:,} steps, as rl-zoo3's evaluation for SB3 and SBX), {label(best, pg[best])} "
+            f"is trained in a median {fmt_s(b['median'])}, {vs}.")
 
 
 def figure(ctx, sums, psums, g, pg, label) -> Optional[str]:
