@@ -83,6 +83,17 @@ def _stats(rows: List[dict]) -> dict:
     return out
 
 
+def medians_by_run(c, name: str, version: str, learner: str) -> List[float]:
+    """The recipe's median time to 0.75 in every run that trained it on this pair with every
+    seed reaching it: the run-to-run spread beside one run's IQR."""
+    by: Dict[str, List[dict]] = {}
+    for r in c.rows("chess_algorithm"):
+        if (r["algorithm"], r["version"], r["learner"]) == (name, version, learner) and r.get("seed") is not None:
+            by.setdefault(r["run_id"], []).append(r)
+    return [statistics.median(r["time_to_criterion_s"] for r in rs) for rs in by.values()
+            if rs and all(r.get("reached") for r in rs)]
+
+
 def ladder(c) -> str:
     from training import chess_algorithm as calg
     runs = ladder_runs(c)
@@ -108,6 +119,7 @@ def ladder(c) -> str:
                                                       for k, v in a.changes.items()) or "-",
                      check, f"{s['reached']}/{s['n']}",
                      f"{_s(q[1])} [{_s(q[0])}-{_s(q[2])}]" if q else "-",
+                     _spread_runs(medians_by_run(c, name, r0["version"], r0["learner"])),
                      "{1:,.0f} [{0:,.0f}-{2:,.0f}]".format(*s["rounds_to_criterion"]) if s["rounds_to_criterion"] else "-",
                      fmt_si(s["transitions"][1]) if s["transitions"] else "-",
                      fmt_si(s["updates_to_criterion"][1]) if s["updates_to_criterion"] else "-",
@@ -130,11 +142,21 @@ def ladder(c) -> str:
             f"learn over a cost run of the recipe (run {crun}: epsilon at its final value, no scoring); the estimate is the median rounds x that cost, and the factor against the "
             "rung below is a ratio of two estimates of that one run. A run whose `load_before` in its row "
             "exceeds the machine's cores ran beside other work: its measured time is not comparable, "
-            "its rounds are. † marks a recipe whose rows were measured before the code they ran "
+            "its rounds are. *Median, every run*: the recipe's median in each run that trained it "
+            "(all seeds reaching 0.75), lowest to highest: the machine is shared, and a run's "
+            "seconds move with it. † marks a recipe whose rows were measured before the code they ran "
             "last changed.\n\n"
             + md_table(["Recipe", "Idea", "Changes", "Learner check", "Reached", "Time to 0.75 (measured)",
-                        "Rounds", "Transitions", "Updates", "FLOPs (dense-eq.)", "Cost of a round",
+                        "Median, every run", "Rounds", "Transitions", "Updates", "FLOPs (dense-eq.)", "Cost of a round",
                         "Estimate", "vs the rung below", "Seeds' run"], body) + "\n")
+
+
+def _spread_runs(meds: List[float]) -> str:
+    if not meds:
+        return "-"
+    if len(meds) == 1:
+        return f"{_s(meds[0])} (1 run)"
+    return f"{_s(min(meds))}-{_s(max(meds))} ({len(meds)} runs)"
 
 
 def _same_run(rows, run) -> Optional[float]:
