@@ -17,17 +17,43 @@ def _met(ok: bool) -> str:
     return "**met**" if ok else "**not met**"
 
 
+def _by_run(c, policy: str, n: int) -> dict:
+    """{run id: {version: its best row at N = n, T = 32, this policy, in that run}}."""
+    out: dict = {}
+    for r in c.rows("throughput"):
+        if (r.get("policy") == policy and r.get("n_envs") == n and r.get("transitions_per_s")
+                and r.get("requested_steps", r.get("steps")) == 32 and r.get("purpose", "ladder") in ("ladder", "sweep")):
+            d = out.setdefault(r["run_id"], {})
+            if r["version"] not in d or r["transitions_per_s"] > d[r["version"]]["transitions_per_s"]:
+                d[r["version"]] = r
+    return out
+
+
 def over_v1(c, policy: str):
     """(best rung's row, v1's row, ratio of medians, ratio of the best's first quartile over
-    v1's third or None) at N = 4096, or None where either is missing."""
+    v1's third or None, [the ratio in every run that measured both]) at N = 4096, both rows
+    from the newest run that measured v1 and the best rung (the best by the newest rows), or
+    None where no run measured both."""
     rows = ladder_rows(c, policy, N, 32)
     base = next((r for r in rows if r.get("baseline")), None)
     if not rows or base is None:
         return None
-    best = max(rows, key=lambda r: r["transitions_per_s"])
+    top = max(rows, key=lambda r: r["transitions_per_s"])["version"]
+    runs = [(run, d[base["version"]], d[top]) for run, d in sorted(_by_run(c, policy, N).items())
+            if base["version"] in d and top in d]
+    if not runs:
+        return None
+    _, base, best = runs[-1]
     lo, hi = (tps_iqr(best) or (None, None))[0], (tps_iqr(base) or (None, None))[1]
     return (best, base, best["transitions_per_s"] / base["transitions_per_s"],
-            lo / hi if lo and hi else None)
+            lo / hi if lo and hi else None,
+            [b["transitions_per_s"] / a["transitions_per_s"] for _, a, b in runs])
+
+
+def _runs_note(best: dict, ratios: list) -> str:
+    rng = (f"; {min(ratios):,.0f}x-{max(ratios):,.0f}x over the {len(ratios)} runs that measured both"
+           if len(ratios) > 1 else "")
+    return f"run {best['run_id']}{rng}"
 
 
 def fastest_peer(c, policy: str, n: int):
@@ -43,10 +69,10 @@ def ladder_targets(c) -> list:
         got = over_v1(c, policy)
         if got is None:
             continue
-        best, base, x, robust = got
+        best, base, x, robust, ratios = got
         line = (f"- Best rung >= {want:,.0f}x v1 with the {policy} policy at N = {N:,}: {_met(x >= want)}, "
                 f"`{best['version']}` {fmt_si(best['transitions_per_s'])} transitions/s against "
-                f"v1's {fmt_si(base['transitions_per_s'])}: {x:,.0f}x.")
+                f"v1's {fmt_si(base['transitions_per_s'])}: {x:,.0f}x ({_runs_note(best, ratios)}).")
         if x >= want and robust is not None and robust < want:
             line += (f" Not robustly: the best rung's first quartile over v1's third quartile is "
                      f"{robust:,.0f}x.")
@@ -66,11 +92,13 @@ def headline_clause(c) -> str:
         got = over_v1(c, policy)
         if got is None:
             continue
-        best, _, x, robust = got
-        q = f" ({robust:,.0f}x by the quartiles)" if robust is not None else ""
+        best, _, x, robust, ratios = got
+        q = f" ({robust:,.0f}x by the quartiles; {_runs_note(best, ratios)})" if robust is not None \
+            else f" ({_runs_note(best, ratios)})"
         p = fastest_peer(c, policy, N)
-        vs = (f" and {best['transitions_per_s'] / (p['plies_per_s'] / 2):,.0f}x {p['peer']}'s"
-              if p else "")
+        mine = _by_run(c, policy, N).get(p["run_id"], {}).get(best["version"]) if p else None
+        vs = (f" and {mine['transitions_per_s'] / (p['plies_per_s'] / 2):,.0f}x {p['peer']}'s in the "
+              f"peer's run" if p and mine else "")
         what = "with random moves" if policy == "random" else "with the epsilon-greedy actor"
         parts.append(f"{what} `{best['version']}` makes {x:,.0f}x v1's transitions per second{q}{vs}")
     return (f" Its generation ladder at N = {N:,}: " + "; ".join(parts) + ".") if parts else ""
