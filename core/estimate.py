@@ -21,7 +21,7 @@ the PyTorch-eager learner, alternating); the historical baseline (v1) is kept as
 from __future__ import annotations
 
 import statistics
-from typing import Dict, Iterable, List, Optional
+from typing import Dict, Iterable, Optional
 
 TRAIN_N, TRAIN_T = 20, 32
 PRACTITIONER_PEER = "gym_numpy"          # Gymnasium's CartPoleVectorEnv (NumPy), a PyTorch policy

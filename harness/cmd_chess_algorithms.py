@@ -86,14 +86,12 @@ def _threads(version: str, learner: str, args):
 
 
 def _verify(learner: str, cfg, note) -> dict:
-    from versions.chess.common.learn_verify import ChessLearnerVerifier
+    from versions.chess.common.learn_verify import ChessLearnerVerifier, recipe_settings
     ref = discover.reference_learner()
     if learner == ref.name:
         return {"status": "reference", "detail": "the reference learner"}
     lc = cfg.learner_config()
-    keep = ("hidden", "batch_size", "gamma", "lr", "target", "target_period", "tau", "double",
-            "beta1", "beta2", "adam_eps", "weight_decay", "grad_clip")
-    ver = ChessLearnerVerifier(ref, progress=note, settings={k: getattr(lc, k) for k in keep})
+    ver = ChessLearnerVerifier(ref, progress=note, settings=recipe_settings(lc))
     outs = ver.verify(discover.runnable_learner(learner), device="cpu")
     bad = [o for o in outs if not o.ok]
     lines = [f"{'ok' if o.ok else 'FAIL'} {o.check} ({o.case}): {o.detail}" for o in outs]

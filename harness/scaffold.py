@@ -152,7 +152,7 @@ def plan(name: str, workload: str) -> tuple:
         nxt = f"verify --workload {workload} --version {name}"
     elif kind == "learner":
         d, existing = discover.LEARNERS_DIR / name, discover.learners()
-        fill["workloads"] = repr((workload,)) if workload != discover.DEFAULT_WORKLOAD else '("cartpole",)'
+        fill["workloads"] = repr((workload,))
         files = {"learner.py": NEW_LEARNER, "impl.py": NEW_LEARNER_IMPL}
         nxt = (f"verify-learners --learner {name}" if workload == discover.DEFAULT_WORKLOAD
                else f"learners --workload {workload} --learner {name}")
@@ -176,7 +176,7 @@ def plan(name: str, workload: str) -> tuple:
 
 
 def cmd_new(args):
-    kind, d, files, nxt = plan(args.name, getattr(args, "workload", None) or discover.DEFAULT_WORKLOAD)
+    _, d, files, nxt = plan(args.name, getattr(args, "workload", None) or discover.DEFAULT_WORKLOAD)
     base, name = d.parent, d.name
     from core.procutil import new_name, owner_alive
     for old in base.glob(f".{name}.study-*.tmp"):          # left by a killed `new`

@@ -110,6 +110,20 @@ def machines(ctx) -> List[dict]:
     return list(seen.values())
 
 
+def share_a_run(rows_a, rows_b) -> bool:
+    """Whether two groups of rows hold rows of one run (a ratio's two sides from one run)."""
+    return bool({r.get("run_id") for r in rows_a} & {r.get("run_id") for r in rows_b})
+
+
+def over_runs(values, fmt) -> str:
+    """A value measured in several runs: its lowest and highest (formatted) and how many runs."""
+    if not values:
+        return "-"
+    if len(values) == 1:
+        return f"{fmt(values[0])} (1 run)"
+    return f"{fmt(min(values))}-{fmt(max(values))} ({len(values)} runs)"
+
+
 def stale(row: dict) -> bool:
     """True when the code a row ran has changed since: the row no longer describes the code in
     this checkout (core/stale.py says how it is judged)."""

@@ -136,6 +136,15 @@ def test_the_chess_checks_at_a_recipes_update_pass_l4c_and_fail_a_wrong_step():
     assert {"weights after 50 updates", "losses of 50 updates"} & wrong(target_period=lambda p: 16)
 
 
+def test_the_tie_trace_follows_a_learner_and_the_references_forms():
+    from training.tie_trace import trace
+    if get_learner("l4c_native_chess").unavailable_reason():
+        pytest.skip(get_learner("l4c_native_chess").unavailable_reason())
+    got = trace("a6_narrower", 0, "l4c_native_chess", 3, batch_size=64, out=lambda s: None)
+    assert set(got["displacement"]) == {"float32, foreach AdamW", "float64", "l4c_native_chess"}
+    assert all(len(v) == 3 and max(v) < 1e-3 for v in got["displacement"].values())
+
+
 def test_the_ladder_command_verifies_costs_and_trains_one_seed(tmp_path):
     env = dict(os.environ, STUDY_RESULTS_DIR=str(tmp_path), OMP_NUM_THREADS="1")
     cmd = [sys.executable, "-m", "harness", "algorithms", "--workload", "chess", "--algorithm",

@@ -1,7 +1,6 @@
 """The pipeline's order written once (core/pipeline.py): every listed bench stage and
 report section exists where it is listed, and one that is not listed is refused in one line."""
 import importlib
-import types
 
 import pytest
 

@@ -38,19 +38,18 @@ def cartpole_chain(ctx) -> str:
     same = {e: s for e, (s, r) in ours.items() if r == run}
     gen = min((e for e in same if _pair(e)[1] == "l1_torch_eager"), key=lambda e: same[e]["median"])
     lrn = min((e for e in same if _pair(e)[0] == _pair(gen)[0]), key=lambda e: same[e]["median"])
-    steps = [("our loop, PyTorch-eager learner", first, same[first]["median"], same[first], run)]
-    if gen != first:
-        steps.append(("+ the generation ladder", gen, same[gen]["median"], same[gen], run))
-    if lrn != gen:
-        steps.append(("+ the learner ladder", lrn, same[lrn]["median"], same[lrn], run))
+    steps = [(what, e) for what, e, show in (("our loop, PyTorch-eager learner", first, True),
+                                              ("+ the generation ladder", gen, gen != first),
+                                              ("+ the learner ladder", lrn, lrn != gen)) if show]
     rows, total, prev = [], 1.0, None
-    for what, entry, t, s, r in steps:
-        f = prev / t if prev else 1.0
+    for what, entry in steps:
+        s = same[entry]
+        f = prev / s["median"] if prev else 1.0
         total *= f
         v, lr = _pair(entry)
-        rows.append((what, f"`{v}` x `{lr}`", f"{fmt_s(t)} [{fmt_s(s['q1'])}-{fmt_s(s['q3'])}]",
-                     r, f"{f:.2f}x" if prev else "-", f"{total:,.1f}x"))
-        prev = t
+        rows.append((what, f"`{v}` x `{lr}`", f"{fmt_s(s['median'])} [{fmt_s(s['q1'])}-{fmt_s(s['q3'])}]",
+                     run, f"{f:.2f}x" if prev else "-", f"{total:,.1f}x"))
+        prev = s["median"]
     ga = algorithms.runs(ctx)
     b, a1 = algorithms.best(ga), ga.get("a1_dqn_defaults", [])
     if b and a1 and b[0] != "a1_dqn_defaults" and ga[b[0]][0]["run_id"] == a1[0]["run_id"]:

@@ -65,12 +65,9 @@ def _range(by_run, a, b) -> str:
     configurations: its lowest and highest, and over how many runs (a ratio's spread between
     runs, beside the one run the table takes)."""
     (ka, ra), (kb, rb) = a, b
-    fs = [ra * run[ka]["round_s"] / (rb * run[kb]["round_s"]) for run in by_run.values() if ka in run and kb in run]
-    if not fs:
-        return "-"
-    if len(fs) == 1:
-        return f"{fs[0]:,.3g}x (1 run)"
-    return f"{min(fs):,.3g}x-{max(fs):,.3g}x ({len(fs)} runs)"
+    from report.data import over_runs
+    return over_runs([ra * run[ka]["round_s"] / (rb * run[kb]["round_s"]) for run in by_run.values()
+                      if ka in run and kb in run], lambda x: f"{x:,.3g}x")
 
 
 def _stats(rows: List[dict]) -> dict:
@@ -114,12 +111,12 @@ def ladder(c) -> str:
         off = (statistics.median(abs(r["rounds_to_criterion"] * cost["round_s"] - r["time_to_criterion_s"])
                                  / r["time_to_criterion_s"] for r in same) if same else None)
         below = est.get(a.base)
-        from report.data import stale
+        from report.data import over_runs, stale
         body.append((f"`{name}`" + (" †" if any(stale(r) for r in rows) or (cost and stale(cost)) else ""), a.title, ", ".join(f"{k} {v:g}" if isinstance(v, float) else f"{k} {v}"
                                                       for k, v in a.changes.items()) or "-",
                      check, f"{s['reached']}/{s['n']}",
                      f"{_s(q[1])} [{_s(q[0])}-{_s(q[2])}]" if q else "-",
-                     _spread_runs(medians_by_run(c, name, r0["version"], r0["learner"])),
+                     over_runs(medians_by_run(c, name, r0["version"], r0["learner"]), _s),
                      "{1:,.0f} [{0:,.0f}-{2:,.0f}]".format(*s["rounds_to_criterion"]) if s["rounds_to_criterion"] else "-",
                      fmt_si(s["transitions"][1]) if s["transitions"] else "-",
                      fmt_si(s["updates_to_criterion"][1]) if s["updates_to_criterion"] else "-",
@@ -149,14 +146,6 @@ def ladder(c) -> str:
             + md_table(["Recipe", "Idea", "Changes", "Learner check", "Reached", "Time to 0.75 (measured)",
                         "Median, every run", "Rounds", "Transitions", "Updates", "FLOPs (dense-eq.)", "Cost of a round",
                         "Estimate", "vs the rung below", "Seeds' run"], body) + "\n")
-
-
-def _spread_runs(meds: List[float]) -> str:
-    if not meds:
-        return "-"
-    if len(meds) == 1:
-        return f"{_s(meds[0])} (1 run)"
-    return f"{_s(min(meds))}-{_s(max(meds))} ({len(meds)} runs)"
 
 
 def _same_run(rows, run) -> Optional[float]:

@@ -8,6 +8,7 @@ from typing import Dict, List, Optional
 
 from core.spec import CARTPOLE
 from report.context import md_table
+from report.data import share_a_run
 from report.sections import trained_periodic as periodic
 from report.sections.trained_peers import (diagnostic_cells, diagnostic_note, fmt_s,
                                            inf_quartiles, steps_text, targets)
@@ -257,7 +258,7 @@ def ratios(sums, g) -> List[str]:
         m = s.get("median")
         if m is None:
             continue
-        same = {r["run_id"] for r in s["rows"]} & {r["run_id"] for r in sums[best]["rows"]}
+        same = share_a_run(s["rows"], sums[best]["rows"])
         if math.isinf(m):
             lines.append(f"- {label(k, g[k])}: did not solve in most seeds within {s['budget']:g} s"
                          + (f", so its time is over {s['budget'] / sums[best]['median']:.0f}x ours." if same
@@ -368,11 +369,9 @@ def selection(ctx) -> List[str]:
 def vs(ours: dict, other: dict, who: str) -> str:
     """`who`'s median beside ours: a ratio when one run timed both, else both times with
     their runs and no ratio (a ratio's two sides come from one run)."""
-    runs_a = {r["run_id"] for r in ours["rows"]}
-    runs_b = {r["run_id"] for r in other["rows"]}
-    if runs_a & runs_b:
+    if share_a_run(ours["rows"], other["rows"]):
         return f"{other['median'] / ours['median']:.0f}x sooner than {who} ({fmt_s(other['median'])}, same run)"
-    return f"{who} {fmt_s(other['median'])} (run {sorted(runs_b)[-1]})"
+    return f"{who} {fmt_s(other['median'])} (run {max(r['run_id'] for r in other['rows'])})"
 
 
 def headline(ctx) -> str:

@@ -181,15 +181,15 @@ def headline(pg: dict, label) -> str:
         return ""
     b = psums[best]
     k, s = min(peers, key=lambda ks: (ks[1]["median"], ks[0]))
-    same = {r["run_id"] for r in b["rows"]} & {r["run_id"] for r in s["rows"]}
+    from report.data import share_a_run
     if not finite(s):
         vs = f"while no peer passed in most seeds within {s['budget']:g} s"
-    elif same:
+    elif share_a_run(b["rows"], s["rows"]):
         vs = (f"{s['median'] / b['median']:.0f}x sooner than the quickest peer, {label(k, pg[k])} "
               f"({fmt_s(s['median'])}, same run)")
     else:
         vs = (f"the quickest peer, {label(k, pg[k])}, in {fmt_s(s['median'])} (run "
-              f"{sorted(r['run_id'] for r in s['rows'])[-1]}; ours run {b['rows'][0]['run_id']}: "
+              f"{max(r['run_id'] for r in s['rows'])}; ours run {b['rows'][0]['run_id']}: "
               "no ratio across runs)")
     return (f" By the practitioner's criterion (the first passing greedy evaluation, one every "
             f"{b['every']:,} steps, as rl-zoo3's evaluation for SB3 and SBX), {label(best, pg[best])} "

@@ -56,6 +56,15 @@ K_BATCH = LearnConfig().batch_size       # the K-update checks' minibatch (Chess
 DISPLACEMENT_RTOL = 1e-3
 
 
+RECIPE_FIELDS = ("hidden", "batch_size", "gamma", "lr", "target", "target_period", "tau", "double",
+                 "beta1", "beta2", "adam_eps", "weight_decay", "grad_clip")
+
+
+def recipe_settings(lc: LearnConfig) -> dict:
+    """The LearnConfig fields a recipe's update may change: ChessLearnerVerifier's settings."""
+    return {k: getattr(lc, k) for k in RECIPE_FIELDS}
+
+
 def chess_config(**kw) -> LearnConfig:
     """LEARNER.md's defaults at the chess network's hidden size."""
     return replace(LearnConfig(hidden=HIDDEN), **kw).check_learn()
@@ -237,7 +246,8 @@ class ChessLearnerVerifier:
     input of 1.2e-8 in float64 from the reference's weights, seed 2^64-1): l4c took the other
     branch than all three of L1's forms, and AdamW grew that one sample's difference to a
     displacement of 0.093 by update 50, while L1's own fused form met another tie at update 33
-    and ended 0.0055 from its float64 form. At 64 rows the same update agrees within 2.6e-6.
+    and ended 0.0055 from its float64 form (training/tie_trace.py prints the
+    trace). At 64 rows the same update agrees within 2.6e-6.
     The K-update tolerances are the larger of the contract's and the distance between the
     farthest two of L1's own forms at that update, over the seeds (spread())."""
 
