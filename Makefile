@@ -74,5 +74,5 @@ test: build
 	$(VPY) -m pytest -q -m serial $(SERIAL_FILES)
 
 clean:
-	rm -rf $(VENV) .venv-puffer build _skbuild .pytest_cache versions/cartpole/v6_mpi/build versions/chess/v6_mpi/build
+	rm -rf $(VENV) .venv-puffer build _skbuild .pytest_cache
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -56,20 +56,21 @@ def _v6():
 
 def measure_gather(quick: bool, progress=None):
     """Rows from `mpirun -n 2 v6_mpi_rank --bench-gather`."""
-    from versions.cartpole.v6_mpi import launcher
+    from core.mpi import job
     from core.procutil import new_name, shm_dir, tmp_dir
+    from versions.cartpole.v6_mpi.launcher import PROGRAM
     tmp = str(tmp_dir() / new_name("v6bench"))            # owner-tagged: swept if we are killed
     shm = str((shm_dir() or tmp_dir()) / new_name("v6bench"))
     os.mkdir(tmp, 0o700)
     os.mkdir(shm, 0o700)
-    cmd = launcher.mpirun_args(2) + [str(launcher.RANK_EXE), "--bench-gather"] + (["--quick"] if quick else [])
+    cmd = job.mpirun_args(2) + [str(job.program(PROGRAM)), "--bench-gather"] + (["--quick"] if quick else [])
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         env=launcher.mpi_env(tmp, shm), start_new_session=True, stdin=subprocess.DEVNULL)
+                         env=job.mpi_env(tmp, shm), start_new_session=True, stdin=subprocess.DEVNULL)
     rows = []
     try:
         out, err = p.communicate(timeout=GATHER_TIMEOUT_S)
     finally:
-        launcher.kill_job(p)
+        job.kill_job(p)
         import shutil
         shutil.rmtree(tmp, ignore_errors=True)
         shutil.rmtree(shm, ignore_errors=True)
