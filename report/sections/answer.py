@@ -22,11 +22,11 @@ def cartpole_chain(ctx) -> str:
     taken within one run; *since the first* is their product."""
     from core.rung import number_key
     from report.context import md_table
-    from report.sections import algorithms, trained
-    from report.sections.algorithm_stats import stats
-    from report.sections.trained_peers import fmt_s
-    g = trained.groups(ctx)
-    ours = {k[1]: (trained.summary(v), v[0]["run_id"]) for k, v in g.items()
+    from report.parts.algorithm_stats import best, runs, stats
+    from report.parts.trained_peers import fmt_s
+    from report.parts.trained_rows import groups, summary
+    g = groups(ctx)
+    ours = {k[1]: (summary(v), v[0]["run_id"]) for k, v in g.items()
             if k[0] == "ladder" and k[2] == "default" and k[3] == "alternating" and " x " in k[1]}
     ours = {e: (s, run) for e, (s, run) in ours.items()
             if s.get("n") and s["solved"] == s["n"] and math.isfinite(s.get("median", math.inf))}
@@ -50,8 +50,8 @@ def cartpole_chain(ctx) -> str:
         rows.append((what, f"`{v}` x `{lr}`", f"{fmt_s(s['median'])} [{fmt_s(s['q1'])}-{fmt_s(s['q3'])}]",
                      run, f"{f:.2f}x" if prev else "-", f"{total:,.1f}x"))
         prev = s["median"]
-    ga = algorithms.runs(ctx)
-    b, a1 = algorithms.best(ga), ga.get("a1_dqn_defaults", [])
+    ga = runs(ctx)
+    b, a1 = best(ga), ga.get("a1_dqn_defaults", [])
     if b and a1 and b[0] != "a1_dqn_defaults" and ga[b[0]][0]["run_id"] == a1[0]["run_id"]:
         name, sb = b
         sa = stats(a1)
