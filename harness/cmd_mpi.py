@@ -9,7 +9,7 @@ Two measurements, both rows of results/mpi.jsonl (field `what`):
   datatypes, T = 32, n environments a rank) and the rejected alternative (3 MPI_Gatherv with
   one-environment column datatypes) show what landing in the time-major layout costs
   against plain bytes. Run by v6's rank program (`v6_mpi_rank --bench-gather`) under mpirun.
-- `rollout`: v6's generator in steady state (harness.measure.time_generator) with 1 and 2
+- `rollout`: v6's generator in steady state (core.measure.time_generator) with 1 and 2
   ranks, both policies, plus the split that rank 0 reports for each call: its own rollout,
   the gather (including waiting for slower ranks) and the rest (Python <-> rank 0
   round trip). The per-rank rollout throughput is the compute term of the model.
