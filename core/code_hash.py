@@ -27,7 +27,7 @@ PART_FIELDS = {"version": ("versions/{workload}/{}",), "learner": ("learners/{}"
 SKIP_DIRS = ("build", "results", "__pycache__", "node_modules")
 CXX = (".cpp", ".cc", ".hpp", ".h")
 _INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
-_ADD_MODULE = re.compile(r"study_add_module\(\s*(\w+)(.*?)\)\s*$", re.S | re.M)
+_ADD_MODULE = re.compile(r"study_add_(?:module|mpi_program)\(\s*(\w+)(.*?)\)\s*$", re.S | re.M)
 
 _files: Dict[tuple, object] = {}     # (path, what, content's sha1) -> what was read from it
 _scans: Dict[tuple, object] = {}     # the tree's C++ files and native modules: one hash's, or one render's
@@ -307,10 +307,6 @@ def reached_units(roots: Iterable[str], root_dir: Path = ROOT) -> Dict[str, List
         digest, took = _unit_digest(u, root_dir)
         taken.update(took)
         units[_rel(u, root_dir)] = [digest]
-        build = u.parent / "build.sh"
-        if build.is_file():
-            flags = "\n".join(l for l in (_read(build) or "").splitlines() if l.startswith("FLAGS="))
-            settings[_rel(build, root_dir)] = flags
     for name, text in settings.items():
         units[name] = ["set:" + hashlib.sha256(text.encode()).hexdigest()]
     return units

@@ -20,6 +20,3 @@ SECTIONS = (
     "trained", "algorithms", "estimate", "chess", "chess_targets", "chess_e2e",
     "chess_algorithms", "chess_peers_train", "chess_search", "method", "machine",
 )
-
-# modules of report/sections/ with a render() that another section calls (not sections)
-PARTS = ("chess_profile",)

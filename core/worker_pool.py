@@ -1,6 +1,6 @@
 """v2's machinery, written once for every workload: persistent worker processes, each
 filling its columns of one batch in a shared-memory segment (WorkerPool: start, segment,
-call, close; a generator shows it through PoolClient).
+call, close; a generator shows it, and makes its calls, through core/pool_client.py).
 
 A worker (`serve`) runs the workload's v1 code on its contiguous slice lo..hi-1 of the N
 environments, keyed by their global indices, so its columns are v1's; it writes them into
@@ -383,34 +383,3 @@ class WorkerPool:
 
     def close(self) -> None:
         self._finalizer()
-
-
-class PoolClient:
-    """What a v2 generator shows of its pool (`self.pool`): the workers' pids, the segment's
-    name, a failed worker's traceback, the cost model and the last call's limit, and the
-    test hook."""
-
-    @property
-    def worker_pids(self):
-        return [p.pid for p in self.pool.procs]
-
-    @property
-    def segment_names(self):
-        return [s.name for s in self.pool.segments]
-
-    @property
-    def worker_traceback(self):
-        """The traceback of the worker whose exception failed a call (the error is one line)."""
-        return self.pool.worker_traceback
-
-    @property
-    def cost(self):
-        return self.pool.cost
-
-    @property
-    def last_limit_s(self):
-        return self.pool.last_limit_s
-
-    def _inject_fault(self, worker, how="raise"):
-        """Test hook (misbehave): "raise", "hang", "exit", "busy", "spin"."""
-        self.pool.inject_fault(worker, how)

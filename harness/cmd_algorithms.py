@@ -252,12 +252,12 @@ def verify_fast(a, cfg, note):
 
 def verify_update(cfg, note) -> dict:
     """LEARNER.md's checks of cfg's learner against the reference at cfg's update."""
-    from .learner_verify import LearnerVerifier
+    from .learner_verify import learner_verifier
     ref = discover.reference_learner()
     if cfg.learner == ref.name:
         return {"status": "reference", "detail": "the reference learner"}
     lc = replace(cfg.learner_config(), device="cpu")
-    outs = LearnerVerifier(ref, cfg=lc, progress=note).verify(discover.runnable_learner(cfg.learner))
+    outs = learner_verifier("cartpole", ref, cfg=lc, progress=note).verify(discover.runnable_learner(cfg.learner))
     bad = [o for o in outs if not o.ok]
     if bad:
         return {"status": "failed", "detail": f"{bad[0].check} ({bad[0].case}): {bad[0].detail}"}

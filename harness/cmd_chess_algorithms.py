@@ -86,12 +86,12 @@ def _threads(version: str, learner: str, args):
 
 
 def _verify(learner: str, cfg, note) -> dict:
-    from versions.chess.common.learn_verify import ChessLearnerVerifier, recipe_settings
+    from .learner_verify import learner_verifier
     ref = discover.reference_learner()
     if learner == ref.name:
         return {"status": "reference", "detail": "the reference learner"}
     lc = cfg.learner_config()
-    ver = ChessLearnerVerifier(ref, progress=note, settings=recipe_settings(lc))
+    ver = learner_verifier("chess", ref, cfg=lc, progress=note)
     outs = ver.verify(discover.runnable_learner(learner), device="cpu")
     bad = [o for o in outs if not o.ok]
     lines = [f"{'ok' if o.ok else 'FAIL'} {o.check} ({o.case}): {o.detail}" for o in outs]

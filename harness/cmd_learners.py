@@ -94,7 +94,7 @@ def run_stage(quick: bool, progress, names: Optional[List[str]] = None, solve: b
     from training.config import TrainConfig
     from training.cost import TIMING_ROWS, measure_learner
     from training.loop import run_parallel
-    from .learner_verify import LearnerVerifier, worst_by_check
+    from .learner_verify import learner_verifier, worst_by_check
     note = progress.note
     items = [x for x in discover.learners() if (names is None or x.name in names)
              and workload in x.workloads]
@@ -109,10 +109,8 @@ def run_stage(quick: bool, progress, names: Optional[List[str]] = None, solve: b
     chess = workload == "chess"
     if chess:
         from versions.chess.common.learn import fixed_replay
-        from versions.chess.common.learn_verify import ChessLearnerVerifier, chess_config
-        ver = ChessLearnerVerifier(ref, progress=note)
-    else:
-        ver = LearnerVerifier(ref, progress=note)
+        from versions.chess.common.learn_verify import chess_config
+    ver = learner_verifier(workload, ref, progress=note)
     failed, ok = 0, []
     extra = CHESS_SOURCES if chess else ()
 

@@ -9,7 +9,7 @@ Two measurements, both rows of results/mpi.jsonl (field `what`):
   datatypes, T = 32, n environments a rank) and the rejected alternative (3 MPI_Gatherv with
   one-environment column datatypes) show what landing in the time-major layout costs
   against plain bytes. Run by v6's rank program (`v6_mpi_rank --bench-gather`) under mpirun.
-- `rollout`: v6's generator in steady state (harness.measure.time_generator) with 1 and 2
+- `rollout`: v6's generator in steady state (core.measure.time_generator) with 1 and 2
   ranks, both policies, plus the split that rank 0 reports for each call: its own rollout,
   the gather (including waiting for slower ranks) and the rest (Python <-> rank 0
   round trip). The per-rank rollout throughput is the compute term of the model.
@@ -56,20 +56,21 @@ def _v6():
 
 def measure_gather(quick: bool, progress=None):
     """Rows from `mpirun -n 2 v6_mpi_rank --bench-gather`."""
-    from versions.cartpole.v6_mpi import launcher
+    from core.mpi import job
     from core.procutil import new_name, shm_dir, tmp_dir
+    from versions.cartpole.v6_mpi.launcher import PROGRAM
     tmp = str(tmp_dir() / new_name("v6bench"))            # owner-tagged: swept if we are killed
     shm = str((shm_dir() or tmp_dir()) / new_name("v6bench"))
     os.mkdir(tmp, 0o700)
     os.mkdir(shm, 0o700)
-    cmd = launcher.mpirun_args(2) + [str(launcher.RANK_EXE), "--bench-gather"] + (["--quick"] if quick else [])
+    cmd = job.mpirun_args(2) + [str(job.program(PROGRAM)), "--bench-gather"] + (["--quick"] if quick else [])
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         env=launcher.mpi_env(tmp, shm), start_new_session=True, stdin=subprocess.DEVNULL)
+                         env=job.mpi_env(tmp, shm), start_new_session=True, stdin=subprocess.DEVNULL)
     rows = []
     try:
         out, err = p.communicate(timeout=GATHER_TIMEOUT_S)
     finally:
-        launcher.kill_job(p)
+        job.kill_job(p)
         import shutil
         shutil.rmtree(tmp, ignore_errors=True)
         shutil.rmtree(shm, ignore_errors=True)

@@ -172,7 +172,7 @@ def cmd_verify(args):
 
 
 def cmd_verify_learners(args):
-    from .learner_verify import LearnerVerifier
+    from .learner_verify import learner_verifier
     items = ([discover.get_learner(n) for n in args.learner] if args.learner
              else discover.learners())
     ref = discover.reference_learner()
@@ -180,7 +180,7 @@ def cmd_verify_learners(args):
     if why:
         raise StudyError(f"the reference learner {ref.name} cannot run here: {why}")
     prog = Progress("verify-learners")
-    ver = LearnerVerifier(ref, progress=prog.note)
+    ver = learner_verifier("cartpole", ref, progress=prog.note)
     failed = 0
     for lr in items:
         why = lr.unavailable_reason()

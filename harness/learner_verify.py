@@ -11,6 +11,7 @@ from core.learner import LOSS_RTOL, TOL_FIRST, TOL_K, LearnConfig, max_diff
 from core.evaluate import greedy_actions
 from training.fixture import fixed_replay, probe_observations
 
+from core.errors import StudyError
 from core.workload import Outcome
 
 SEEDS = (0, 7, 2 ** 64 - 1)
@@ -94,6 +95,21 @@ def emulated_twin(learner):
 def has_instruction() -> bool:
     from native.loader import cpu_flags
     return "avx512_bf16" in cpu_flags()
+
+
+def learner_verifier(workload: str, reference, cfg: Optional[LearnConfig] = None,
+                     progress: Callable[[str], None] = None):
+    """LEARNER.md's checks of a learner of `workload`, one interface for every workload: an
+    object whose verify(learner, device=...) returns [Outcome]. CartPole's are LearnerVerifier
+    (below); chess's, ChessLearnerVerifier (versions/chess/common/learn_verify.py). cfg: the
+    update to check (a recipe's settings); None: the contract's."""
+    if workload == "chess":
+        from versions.chess.common.learn_verify import ChessLearnerVerifier, recipe_settings
+        return ChessLearnerVerifier(reference, progress=progress,
+                                    settings=recipe_settings(cfg) if cfg is not None else None)
+    if workload != "cartpole":
+        raise StudyError(f"no learner checks for workload {workload!r} (harness/learner_verify.py)")
+    return LearnerVerifier(reference, cfg=cfg, progress=progress)
 
 
 class LearnerVerifier:

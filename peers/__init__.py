@@ -1,8 +1,10 @@
-"""Peers: other people's CartPole-v1 implementations, timed beside the ladder.
+"""Peers: other people's implementations of a workload, timed beside its ladder --
+CartPole-v1's generators here (gym, EnvPool, gymnax), chess's (chess_peers.py,
+chess_games.py), and the libraries that train an agent end to end (train/).
 
 They do not meet WORKLOAD.md to the letter (their own RNGs; some reset on the step
 after an episode ends; gymnax keeps float32 state), so they are not versions: the harness
-times them with the same harness.measure.time_generator, in the same `make bench`, and
+times them with the same core.measure.time_generator, in the same `make bench`, and
 writes rows of kind "peers". Each peer is a class with generate(T) and close(), built by
 make(name, n_envs, policy, seed). A peer whose package is missing raises PeerUnavailable
 with the reason, and becomes a "skipped" row, never a crash.

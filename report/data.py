@@ -164,3 +164,15 @@ def workers_cell(r) -> str:
         return "-"
     used = r.get("workers_used")
     return f"{r['workers']} (ran on {used})" if used is not None and used != r["workers"] else str(r["workers"])
+
+
+def estimate_inputs(ctx):
+    """The estimate's inputs from one machine's rows: generation times of the rungs and the
+    peers, learner costs, the newest e2e costs row, the median rounds to solved."""
+    from core import estimate as est
+    gens = est.generation_times(ctx.throughput())
+    peers = est.peer_generation_times(ctx.rows("peers"))
+    costs = est.learner_costs(ctx.rows("learner"))
+    rc = ctx.rows("e2e_costs")
+    rounds = est.median_rounds(ctx.rows("e2e"))
+    return gens, peers, costs, (rc[-1] if rc else None), rounds

@@ -81,9 +81,9 @@ def rung_block(ctx, name: str) -> Optional[str]:
 
 
 def bf16_lines(ctx, name: str) -> List[str]:
-    """The bf16 learner's paragraphs (report/sections/bf16.py): its check, time and training
+    """The bf16 learner's paragraphs (report/parts/bf16.py): its check, time and training
     on the machines with AVX512-BF16, or why this one has none."""
-    from report.sections import bf16
+    from report.parts import bf16
     if name != bf16.BF16:
         return []
     return [x for x in bf16.lines(ctx) if x and not x.startswith("**bf16 here:**")]   # the skip: above
@@ -126,7 +126,7 @@ def learner_block(ctx, name: str) -> Optional[str]:
 
 def gpu_lines(ctx, name: str) -> List[str]:
     """The learner's verified timing on a GPU, from whichever machine measured one, named."""
-    from report.sections.learners import gpu_machines, gpu_rows
+    from report.parts.gpu_rows import gpu_machines, gpu_rows
     out = []
     for g in gpu_machines(ctx):
         ver, timed = gpu_rows(g)
@@ -147,12 +147,12 @@ def gpu_lines(ctx, name: str) -> List[str]:
 
 def chess_gpu_lines(ctx, name: str) -> List[str]:
     """Chess's network on a GPU (when the block is CartPole's): the learner's verified time per
-    update there, and its counted training runs to the chess criterion (report/sections/chess_gpu.py)."""
+    update there, and its counted training runs to the chess criterion (report/parts/chess_gpu.py)."""
     if getattr(ctx, "workload", None) == "chess":
         return []
     import statistics
-    from report.sections.chess_gpu import trained
-    from report.sections.learners import gpu_machines
+    from report.parts.chess_gpu import trained
+    from report.parts.gpu_rows import gpu_machines
     c = ctx.for_workload("chess")
     out = [x.replace("- On a GPU (", "- Chess's network, on a GPU (", 1) for x in gpu_lines(c, name)]
     for g in gpu_machines(c):
@@ -220,8 +220,9 @@ def chess_algorithm_block(ctx, name: str) -> Optional[str]:
 def algorithm_block(ctx, name: str) -> Optional[str]:
     """The rung's line of the report's algorithm table: solved seeds, time, updates and
     FLOPs to solved (median and IQR), against a1 and against its base."""
-    from report.sections.algorithms import references, runs, stats
-    from report.sections.trained_peers import fmt_s
+    from report.parts.algorithm_stats import runs, stats
+    from report.sections.algorithms import references
+    from report.parts.trained_peers import fmt_s
     g = runs(ctx)
     if name not in g:
         other = algorithm_elsewhere(ctx, name)
@@ -233,7 +234,7 @@ def algorithm_block(ctx, name: str) -> Optional[str]:
     lines = [f"- `{r['version']}` x `{r['learner']}` ({r['threads']} thread(s)), learner check: "
              f"{r['learner_check']['status']}; solved {s['solved']}/{s['n']} seeds"]
     if s.get("time"):
-        from report.sections.algorithms import slowest
+        from report.parts.algorithm_stats import slowest
         q = s["time"]
         lines.append(f"- time to solved: {fmt_s(q[1])} [IQR {fmt_s(q[0])}-{fmt_s(q[2])}]; "
                      f"slowest seed {slowest(s)}")
@@ -278,9 +279,9 @@ def time_shares(rows) -> str:
 def algorithm_elsewhere(ctx, name: str, blank: bool = False) -> List[str]:
     """One line per other machine with rows of the rung (the report's algorithm section has
     their tables): its newest run there per learner and thread count."""
-    from report.sections.algorithm_stats import _q, slowest, stats
-    from report.sections.algorithms_elsewhere import groups, other_contexts
-    from report.sections.trained_peers import fmt_s
+    from report.parts.algorithm_stats import _q, slowest, stats
+    from report.parts.algorithms_elsewhere import groups, other_contexts
+    from report.parts.trained_peers import fmt_s
     out = []
     for o in other_contexts(ctx):
         for (rung, learner, threads), by_run in groups(o).items():

@@ -33,16 +33,17 @@ MARK_START, MARK_END = "<!-- headline:start -->", "<!-- headline:end -->"
 
 
 def sections():
-    """(place, name, module) of every section, in core/pipeline.py's SECTIONS order: a
-    module of report/sections/ is a section when it defines render(ctx) and is listed there;
-    one that defines render() but is not listed is refused in one line (a helper module of
-    the sections defines no render)."""
-    from core.pipeline import PARTS, SECTIONS
+    """(place, name, module) of every section, in core/pipeline.py's SECTIONS order: every
+    module of report/sections/ is a section, defines render(ctx) and is listed there; one
+    that is not listed is refused in one line (what sections share lives in report/parts/)."""
+    from core.pipeline import SECTIONS
     found = []
     for m in pkgutil.iter_modules([str(HERE / "sections")]):
         mod = importlib.import_module(f"report.sections.{m.name}")
-        if not hasattr(mod, "render") or m.name in PARTS:
-            continue
+        if not hasattr(mod, "render"):
+            from core.errors import StudyError
+            raise StudyError(f"report/sections/{m.name}.py defines no render(ctx): a section does; "
+                             "what sections share goes in report/parts/")
         if m.name not in SECTIONS:
             from core.errors import StudyError
             raise StudyError(f"report section {m.name} (report/sections/{m.name}.py) has no place in "

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Build the native (C++) extensions and the MPI rank program. Idempotent and quick when
+# Build the native (C++) parts: the extension modules and the MPI rank programs, one CMake
+# build (native/CMakeLists.txt, each part's native.cmake). Idempotent and quick when
 # nothing changed. A failed build fails this script (and so `make test`, `make bench` and
 # CI): a rung this machine can build and does not is a broken checkout, not a skip.
 # STUDY_ALLOW_BUILD_FAILURE=1 goes on anyway, leaving those rungs skipped with the reason.
@@ -8,12 +9,6 @@ cd "$(dirname "$0")/.."
 failed=""
 if [ -f native/build.sh ]; then
     bash native/build.sh || failed="$failed native"
-fi
-if [ -f versions/cartpole/v6_mpi/build.sh ]; then
-    bash versions/cartpole/v6_mpi/build.sh || failed="$failed v6_mpi"
-fi
-if [ -f versions/chess/v6_mpi/build.sh ]; then
-    bash versions/chess/v6_mpi/build.sh || failed="$failed chess/v6_mpi"
 fi
 if [ -n "$failed" ]; then
     echo "build: FAILED:$failed (the compiler's output is above)" >&2

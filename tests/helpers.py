@@ -38,7 +38,7 @@ def gone(pids, within: float = 5.0) -> bool:
 
 def session_gone(sid: int, within: float = 5.0) -> bool:
     """True once no process of the session `sid` (an MPI job: mpirun and its ranks) is left."""
-    from versions.cartpole.v6_mpi.job import _session_pids
+    from core.mpi.job import session_pids as _session_pids
     deadline = time.monotonic() + within
     while _session_pids(sid):
         if time.monotonic() > deadline:

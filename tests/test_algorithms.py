@@ -271,7 +271,7 @@ def test_another_machines_recipes_are_told_apart_by_threads_and_judged_over_thei
     """On another machine each (recipe, learner, threads) is its own line; the time target
     goes to the fastest recipe whose newest run solved every seed, counted over all its runs;
     a thread count with an unsolved seed is not the fastest, however quick its median."""
-    from report.sections.algorithms_elsewhere import groups, targets, stats
+    from report.parts.algorithms_elsewhere import groups, targets, stats
 
     def run(alg, threads, rid, times, flops, solved=5):
         return [{"algorithm": alg, "number": alg[1], "learner": "l4b", "threads": threads,
@@ -370,7 +370,7 @@ def test_the_readme_sentence_adds_the_fastest_recipe_of_another_machine(tmp_path
 def test_the_fastest_recipe_is_set_against_the_machines_fma_peak():
     """FLOPs to solved over the FMA peak measured at the recipe's thread count: the floor,
     and the measured time as a multiple of it; nothing without a peak for those threads."""
-    from report.sections.algorithms_elsewhere import fma_roof, stats
+    from report.parts.algorithms_elsewhere import fma_roof, stats
     rows = _recipe_run("a5b_searched_wider", "R1", [0.2] * 5, flops=2e9)
 
     class Other:

@@ -246,7 +246,7 @@ def test_the_chess_targets_are_stated_from_the_rows(tmp_path):
 
 def test_the_generation_share_figure_reads_both_workloads(tmp_path):
     from report.context import Context
-    from report.sections import share_figure
+    from report.parts import share_figure
     d = tmp_path / "res"
     for seed, (gen, wall) in enumerate([(1.0, 10.0), (2.0, 10.0), (3.0, 10.0)]):
         results.append("e2e", {"family": "ladder", "entry": "v4_cpp x l1_torch_eager", "label": "default",
@@ -264,9 +264,9 @@ def test_the_generation_share_figure_reads_both_workloads(tmp_path):
 
 
 def test_a_gpu_machines_row_counts_only_after_its_learner_passed_there():
-    """report/sections/chess_gpu.py: a chess row of a GPU machine counts when the newest chess
+    """report/parts/chess_gpu.py: a chess row of a GPU machine counts when the newest chess
     learner check of its learner, on its device, on that machine, before it, passed."""
-    from report.sections.chess_gpu import cost_runs, counted
+    from report.parts.chess_gpu import cost_runs, counted
 
     class Machine:
         def __init__(self, rows):
@@ -344,7 +344,7 @@ def test_the_targets_line_judges_share_speedup_and_estimate_errors():
     """The end-to-end targets on the report's machine: the practitioner's generation share
     (>= 90%), the best pair's estimated speed-up (>= 100x, with the round it would need) and
     each estimate's median error over seeds (within 10%)."""
-    from report.sections.chess_e2e_targets import targets
+    from report.parts.chess_e2e_targets import targets
 
     def cost(v, learner, gen, learn):
         return {"version": v, "learner": learner, "config": {"updates_per_round": 16},
@@ -374,7 +374,7 @@ def test_a_missed_speedup_target_gives_the_floor_of_adamws_pass():
     """Where the best pair misses 100x, the line computes AdamW's floor from the network's
     parameters and the measured copy bandwidth: its time for U updates, against the round
     the target allows and against the learner's own time."""
-    from report.sections.chess_e2e_targets import targets
+    from report.parts.chess_e2e_targets import targets
 
     def cost(v, learner, gen, learn):
         return {"version": v, "learner": learner, "config": {"updates_per_round": 16},

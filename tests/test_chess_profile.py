@@ -45,6 +45,6 @@ def test_rows_of_both_engines(tmp_path):
     for key in cpp["reply"]:
         q = cpp["phases"][key]
         assert 0 < q["q1"] <= q["median"] <= q["q3"]
-    from report.sections.chess_profile import reply_lines
+    from report.parts.chess_profile import reply_lines
     line = reply_lines(cpp, {20: ns["step_n20"]})[0]
     assert "`v5e_counted_reply`" in line and "`v5d_streamed`" in line and "x faster" in line

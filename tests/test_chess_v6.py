@@ -33,9 +33,8 @@ from tests.helpers import session_gone
 why = v6.available()
 pytestmark = pytest.mark.skipif(why is not None, reason=f"v6_mpi (chess) unavailable: {why}")
 if why is None:
-    from versions.cartpole.v6_mpi.job import _session_pids
-    from versions.chess.v6_mpi.launcher import ChessMPIGenerator
-    from versions.cartpole.v6_mpi.job import MPIJobError
+    from core.mpi.job import MPIJobError, session_pids
+    from versions.chess.v6_mpi.launcher import make_generator as make_chess_v6
 
 ROOT = Path(__file__).resolve().parent.parent
 TOP = 2 ** 64 - 1
@@ -71,14 +70,14 @@ def test_every_rank_count_gives_v1s_batches(policy, seed):
     if v5c.unavailable_reason() is None:
         assert_equal(reference("v5c_blocked_sparse", policy, seed, T, calls), ref, "v5c")
     for ranks in (1, 2, 3):
-        got = run_batches(ChessMPIGenerator, cfg(policy, seed, ranks), T, calls)
+        got = run_batches(make_chess_v6, cfg(policy, seed, ranks), T, calls)
         assert compare_batches(got, ref, policy, seed=seed) == [], ranks
         assert_equal(got, ref, f"{ranks} ranks")
 
 
 def test_ranks_without_games_and_the_replay():
     """Three ranks for two games (rank 0 owns none), judged by python-chess."""
-    got = run_batches(ChessMPIGenerator, cfg("egreedy", 5, workers=3, n=2, eps=0.5), 12, 2)
+    got = run_batches(make_chess_v6, cfg("egreedy", 5, workers=3, n=2, eps=0.5), 12, 2)
     assert verify_replay(got, 5, 2, "egreedy", 0.5) == []
     assert_equal(got, run_batches(get_rung("v1_python", "chess").make_generator,
                                   cfg("egreedy", 5, n=2, eps=0.5), 12, 2), "empty rank")
@@ -89,7 +88,7 @@ def test_weights_epsilon_and_T_change_between_calls():
     the shared buffer. The same calls on v1 give the same batches."""
     w0, w1 = init_weights(11), init_weights(99)
     out = []
-    for make, workers in ((ChessMPIGenerator, 2), (get_rung("v1_python", "chess").make_generator, 1)):
+    for make, workers in ((make_chess_v6, 2), (get_rung("v1_python", "chess").make_generator, 1)):
         g = make(cfg("egreedy", 11, workers, n=5, eps=0.3, weights=w0))
         try:
             got = [{k: v.copy() for k, v in g.generate(6).items()}]
@@ -113,7 +112,7 @@ def _one_line_failure(info):
 
 @pytest.mark.parametrize("victim", [0, 1])
 def test_a_killed_rank_is_a_prompt_one_line_failure(victim):
-    g = ChessMPIGenerator(cfg("egreedy", 0, workers=3, n=9))
+    g = make_chess_v6(cfg("egreedy", 0, workers=3, n=9))
     try:
         g.generate(4)
         sid, dirs = g._job.popen.pid, (g._job.tmpdir, g._job.shmdir)
@@ -136,7 +135,7 @@ def test_a_stopped_rank_hits_the_deadline(monkeypatch):
     the call's deadline (here its 2-s floor) ends it, and the job with it."""
     monkeypatch.setenv("STUDY_DEADLINE_FLOOR_S", "2")
     monkeypatch.setenv("STUDY_STOP_GRACE_S", "600")
-    g = ChessMPIGenerator(cfg("random", 0, workers=2, n=6))
+    g = make_chess_v6(cfg("random", 0, workers=2, n=6))
     try:
         g.generate(4)
         sid = g._job.popen.pid
@@ -163,7 +162,7 @@ def test_a_stuck_or_failing_mpirun_is_a_study_error(tmp_path, monkeypatch, scrip
     before = set(_leftovers())
     t0 = time.monotonic()
     with pytest.raises(MPIJobError) as e:
-        ChessMPIGenerator(cfg("random", 0, workers=2, n=4))
+        make_chess_v6(cfg("random", 0, workers=2, n=4))
     assert time.monotonic() - t0 < 8
     assert word in _one_line_failure(e)
     assert set(_leftovers()) <= before
@@ -172,15 +171,15 @@ def test_a_stuck_or_failing_mpirun_is_a_study_error(tmp_path, monkeypatch, scrip
 def _leftovers():
     me = procutil.owner_tag()
     return [n for d in (procutil.shm_dir(), procutil.tmp_dir()) if d is not None
-            for n in os.listdir(d) if n.startswith("study-v6chess") and f"-{me}-" in n]
+            for n in os.listdir(d) if n.startswith("study-v6") and f"-{me}-" in n]
 
 
 def test_close_and_garbage_collection_leave_nothing():
     before = set(_leftovers())
-    g = ChessMPIGenerator(cfg("egreedy", 1, workers=3, n=6))
+    g = make_chess_v6(cfg("egreedy", 1, workers=3, n=6))
     g.generate(4)
     sid = g._job.popen.pid
-    assert len(_session_pids(sid)) >= 4          # mpirun and 3 ranks
+    assert len(session_pids(sid)) >= 4          # mpirun and 3 ranks
     assert set(_leftovers()) - before            # its socket folder and shared-memory folder
     g.close()
     assert session_gone(sid, 1.0)
@@ -189,7 +188,7 @@ def test_close_and_garbage_collection_leave_nothing():
     with pytest.raises(MPIJobError, match="gone"):
         g.generate(4)
 
-    g = ChessMPIGenerator(cfg("random", 1, workers=2, n=6))
+    g = make_chess_v6(cfg("random", 1, workers=2, n=6))
     g.generate(4)
     sid = g._job.popen.pid
     del g
@@ -205,9 +204,9 @@ def test_the_learner_killed_takes_the_job_down(stuck):
     code = textwrap.dedent(f"""
         import os, signal
         from core.api import GenConfig
-        from versions.cartpole.v6_mpi.protocol import C_GENERATE, CMD, MAGIC_CMD
-        from versions.chess.v6_mpi.launcher import ChessMPIGenerator
-        g = ChessMPIGenerator(GenConfig(n_envs=6, workers=2))
+        from core.mpi.protocol import C_GENERATE, CMD, MAGIC_CMD
+        from versions.chess.v6_mpi.launcher import make_generator
+        g = make_generator(GenConfig(n_envs=6, workers=2))
         g.generate(4)
         print(g._job.popen.pid, g._job.tmpdir, g._job.shmdir, flush=True)
         if {stuck}:
@@ -231,11 +230,11 @@ def test_the_learner_killed_takes_the_job_down(stuck):
 ])
 def test_bad_configurations_are_refused_before_mpirun_starts(bad, match):
     with pytest.raises(StudyError, match=match):
-        ChessMPIGenerator(GenConfig(**{**dict(n_envs=4, seed=0, policy="random", workers=2), **bad}))
+        make_chess_v6(GenConfig(**{**dict(n_envs=4, seed=0, policy="random", workers=2), **bad}))
 
 
 def test_bad_calls_are_refused_and_the_job_goes_on():
-    g = ChessMPIGenerator(cfg("egreedy", 2, workers=2, n=4))
+    g = make_chess_v6(cfg("egreedy", 2, workers=2, n=4))
     try:
         for T in (0, -3, True, 2.5, "8"):
             with pytest.raises(StudyError, match="T"):

@@ -179,7 +179,7 @@ def test_the_size_guard_walks_every_folder(tmp_path):
                                      ("BENCH_WORKLOAD", 'getattr(mod, "BENCH_WORKLOAD"'),
                                      ("bench_stage", 'hasattr(mod, "bench_stage")'),
                                      ("stage_errors", '"stage_errors"')]),
-    ("report", "report/render.py", [("SECTIONS", "import PARTS, SECTIONS"),
+    ("report", "report/render.py", [("SECTIONS", "import SECTIONS"),
                                     ("render", 'hasattr(mod, "render")'),
                                     ("sections()", "def sections()")])])
 def test_a_folder_readme_names_what_exists(folder, finder, names):

@@ -84,8 +84,8 @@ g = MultiprocessingGenerator(GenConfig(n_envs=4, workers=2))
 g.generate(3)
 extra = {{}}
 if {v6}:
-    from versions.cartpole.v6_mpi.launcher import MPIGenerator
-    m = MPIGenerator(GenConfig(n_envs=4, workers=2))
+    from versions.cartpole.v6_mpi.launcher import make_generator
+    m = make_generator(GenConfig(n_envs=4, workers=2))
     m.generate(3)
     extra = {{"sid": m._job.popen.pid, "dirs": [m._job.tmpdir, m._job.shmdir]}}
 print(json.dumps({{"segs": g.segment_names, **extra}}), flush=True)

@@ -171,8 +171,8 @@ need_v6 = pytest.mark.skipif(v6.available() is not None, reason=f"v6_mpi: {v6.av
 
 
 def v6_gen(n=6, ranks=2, policy="random"):
-    from versions.cartpole.v6_mpi.launcher import MPIGenerator
-    return MPIGenerator(GenConfig(n_envs=n, workers=ranks, policy=policy))
+    from versions.cartpole.v6_mpi.launcher import make_generator
+    return make_generator(GenConfig(n_envs=n, workers=ranks, policy=policy))
 
 
 def assert_v6_clean(gen, sid, dirs):
@@ -185,7 +185,7 @@ def assert_v6_clean(gen, sid, dirs):
 @pytest.mark.parametrize("when", ["first", "later"])
 @pytest.mark.parametrize("sig", ["SIGSTOP", "SIGKILL"])
 def test_v6_rank_stopped_or_killed(when, sig):
-    from versions.cartpole.v6_mpi.launcher import MPIJobError
+    from core.mpi.job import MPIJobError
     before = children()
     gen = v6_gen()
     sid, dirs = gen._job.popen.pid, [gen._job.tmpdir, gen._job.shmdir]
@@ -212,7 +212,7 @@ def test_v6_rank_stopped_or_killed(when, sig):
 @need_v6
 @pytest.mark.parametrize("when", ["first", "later"])
 def test_v6_hung_rank_hits_the_deadline(monkeypatch, when):
-    from versions.cartpole.v6_mpi.launcher import MPIJobError
+    from core.mpi.job import MPIJobError
     monkeypatch.setenv("STUDY_STOP_GRACE_S", "600")       # seen as hung, not as stopped
     gen = v6_gen()
     sid, dirs = gen._job.popen.pid, [gen._job.tmpdir, gen._job.shmdir]

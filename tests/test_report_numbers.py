@@ -49,7 +49,7 @@ def _passed(first: bool, mean, passed=True):
 
 
 def test_the_first_evaluation_paragraph_counts_its_rows_against_the_criterion(monkeypatch):
-    from report.sections import trained_periodic
+    from report.parts import trained_periodic
     rows = [_passed(True, CARTPOLE.solved_return + 5), _passed(False, CARTPOLE.solved_return - 75),
             _passed(True, None), _passed(True, CARTPOLE.solved_return - 1),
             _passed(True, 100.0, passed=False)]

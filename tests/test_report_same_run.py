@@ -37,3 +37,44 @@ def test_only_runs_that_measured_both_give_a_ratio(ctx):
     assert "run C" in cell and "over 2 runs" in cell and cell.startswith("4.5x")
     assert peers.ratio_cell([]) == "no run measured both"
     assert peers.same_run(ctx, "v5_openmp", "gym_numpy", 4096, 32, "random") == []
+
+
+def _e2e(d, run, entry, secs):
+    for seed, s in enumerate(secs):
+        results.append("e2e", {"family": "ladder", "entry": entry, "label": "default", "mode": "alternating",
+                               "seed": seed, "solved": True, "wall_s": s, "run_id": run}, directory=d)
+
+
+def _alg(d, run, name, secs):
+    for seed, s in enumerate(secs):
+        results.append("algorithm", {"algorithm": name, "number": name[1], "seed": seed, "solved": True,
+                                     "wall_s": s, "updates": 100, "transitions": 1000, "flops": 1e9,
+                               "version": "v5c_blocked_mlp",
+                                     "learner": "l4b_native_round_threads", "run_id": run}, directory=d)
+
+
+def test_cartpole_chain_gives_each_factor_in_every_run_that_measured_both(tmp_path, monkeypatch):
+    """The answer's CartPole table: each step's factor from the newest run, and its range over
+    every run that measured both sides (a run with one side only gives none)."""
+    from report.context import Context
+    from report.sections import answer
+    from tests.helpers import md_table
+    d = tmp_path / "res"
+    monkeypatch.setenv("STUDY_RESULTS_DIR", str(d))
+    slow, fast = "v1b_numpy x l1_torch_eager", "v1b_numpy x l4b_native_round_threads"
+    _e2e(d, "E0", slow, [99.0, 99.0, 99.0])                 # the slow pair alone: no factor
+    _e2e(d, "E1", slow, [40.0, 40.0, 40.0])
+    _e2e(d, "E1", fast, [10.0, 10.0, 10.0])                 # 4x
+    _e2e(d, "E2", slow, [30.0, 30.0, 30.0])
+    _e2e(d, "E2", fast, [5.0, 5.0, 5.0])                    # 6x, the newest run
+    for run, a1, a4 in (("A1", 8.0, 2.0), ("A2", 9.0, 1.0)):   # 4x, then 9x (the newest)
+        _alg(d, run, "a1_dqn_defaults", [a1] * 3)
+        _alg(d, run, "a4_narrow_net", [a4] * 3)
+    ctx = Context(results_dir=d, report_dir=tmp_path / "rep")
+    text = answer.cartpole_chain(ctx)
+    by_step = {r["Step"]: r for r in md_table(text, "This step, every run")}
+    learner = by_step["+ the learner ladder"]
+    assert (learner["Run"], learner["This step"], learner["This step, every run"]) == ("E2", "6.00x", "4.00x-6.00x (2 runs)")
+    recipe = by_step["+ the recipe `a4_narrow_net`"]
+    assert (recipe["This step"], recipe["This step, every run"]) == ("9.00x", "4.00x-9.00x (2 runs)")
+    assert recipe["Since the first"] == f"{6 * 9:,.1f}x"

@@ -50,7 +50,7 @@ def test_close_leaves_nothing():
     gen.close()
     assert gone(pids)
     assert no_segments(segs)
-    with pytest.raises(RuntimeError, match="closed"):
+    with pytest.raises(StudyError, match="closed"):
         gen.generate(4)
     gen.close()                    # closing twice is harmless
 

@@ -25,8 +25,8 @@ why = v6.available()
 pytestmark = pytest.mark.skipif(why is not None, reason=f"v6_mpi unavailable: {why}")
 
 if why is None:
-    from versions.cartpole.v6_mpi import launcher
-    from versions.cartpole.v6_mpi.launcher import MPIGenerator, MPIJobError, _session_pids
+    from core.mpi.job import MPIJobError, session_pids
+    from versions.cartpole.v6_mpi.launcher import make_generator as make_v6
 from versions.cartpole.v1_python.rollout import PythonGenerator
 from tests.helpers import session_gone
 
@@ -52,7 +52,7 @@ def reference(policy):
 @pytest.mark.parametrize("ranks", [1, 2, 3])
 def test_verifies_and_equals_v1(policy, ranks):
     cfg = with_ranks(CASES[policy], ranks)
-    got = run_generator(MPIGenerator, cfg, 32, 2)
+    got = run_generator(make_v6, cfg, 32, 2)
     assert check_gymnasium(got, cfg) is None
     assert compare_batches(got, reference(policy), cfg) is None
 
@@ -61,17 +61,17 @@ def test_verifies_and_equals_v1(policy, ranks):
 def test_uneven_and_empty_slices(n_envs, ranks):
     """Slices of different sizes, and ranks that own no environment at all."""
     cfg = GenConfig(n_envs=n_envs, seed=5, policy="random", workers=ranks)
-    got = run_generator(MPIGenerator, cfg, 16, 2)
+    got = run_generator(make_v6, cfg, 16, 2)
     assert compare_batches(got, run_generator(PythonGenerator, cfg, 16, 2), cfg) is None
 
 
 def test_truncation_and_ranks_agree():
     """The balancing network reaches the 500-step limit; 1 and 3 ranks give the same batch."""
     cfg = GenConfig(n_envs=4, seed=7, policy="egreedy", epsilon=0.02, weights=balancing_weights())
-    one = run_generator(MPIGenerator, cfg, 200, 3)
+    one = run_generator(make_v6, cfg, 200, 3)
     assert one["truncated"].any()
     assert check_gymnasium(one, cfg) is None
-    three = run_generator(MPIGenerator, with_ranks(cfg, 3), 200, 3)
+    three = run_generator(make_v6, with_ranks(cfg, 3), 200, 3)
     assert compare_batches(three, one, cfg) is None
 
 
@@ -80,7 +80,7 @@ def test_weights_epsilon_and_T_change_between_calls():
     shared buffer. Same sequence of calls as v1 gives the same batches."""
     cfg = GenConfig(n_envs=5, seed=11, policy="egreedy", epsilon=0.3, workers=2)
     new_w = init_weights(99)
-    gens = [MPIGenerator(cfg), PythonGenerator(cfg)]
+    gens = [make_v6(cfg), PythonGenerator(cfg)]
     try:
         out = [[], []]
         for g, o in zip(gens, out):
@@ -100,7 +100,7 @@ def test_weights_epsilon_and_T_change_between_calls():
 
 @pytest.mark.parametrize("victim", [0, 1])
 def test_killed_rank_raises_quickly_and_leaves_nothing(victim):
-    g = MPIGenerator(GenConfig(n_envs=9, policy="egreedy", workers=3))
+    g = make_v6(GenConfig(n_envs=9, policy="egreedy", workers=3))
     try:
         g.generate(8)
         sid = g._job.popen.pid
@@ -122,7 +122,7 @@ def test_hung_rank_hits_the_deadline(monkeypatch):
     (here its floor, 2 s) ends the call."""
     monkeypatch.setenv("STUDY_DEADLINE_FLOOR_S", "2")
     monkeypatch.setenv("STUDY_STOP_GRACE_S", "600")
-    g = MPIGenerator(GenConfig(n_envs=6, workers=2))
+    g = make_v6(GenConfig(n_envs=6, workers=2))
     try:
         g.generate(8)
         sid = g._job.popen.pid
@@ -139,7 +139,7 @@ def test_hung_rank_hits_the_deadline(monkeypatch):
 def test_ctrl_c_during_generate_kills_the_job(monkeypatch):
     monkeypatch.setenv("STUDY_DEADLINE_FLOOR_S", "30")
     monkeypatch.setenv("STUDY_STOP_GRACE_S", "600")
-    g = MPIGenerator(GenConfig(n_envs=6, workers=2))
+    g = make_v6(GenConfig(n_envs=6, workers=2))
     try:
         g.generate(8)
         sid = g._job.popen.pid
@@ -157,15 +157,15 @@ def test_ctrl_c_during_generate_kills_the_job(monkeypatch):
 
 
 def test_close_and_garbage_collection_leave_no_process():
-    g = MPIGenerator(GenConfig(n_envs=6, workers=3))
+    g = make_v6(GenConfig(n_envs=6, workers=3))
     g.generate(4)
     sid = g._job.popen.pid
-    assert len(_session_pids(sid)) >= 4          # mpirun and 3 ranks
+    assert len(session_pids(sid)) >= 4          # mpirun and 3 ranks
     g.close()
     assert session_gone(sid, 1.0)
     g.close()                                    # twice is fine
 
-    g = MPIGenerator(GenConfig(n_envs=6, workers=2))
+    g = make_v6(GenConfig(n_envs=6, workers=2))
     g.generate(4)
     sid = g._job.popen.pid
     del g
@@ -181,8 +181,9 @@ def test_python_killed_takes_the_job_down(stuck):
     code = textwrap.dedent(f"""
         import os, signal, sys
         from core.api import GenConfig
-        from versions.cartpole.v6_mpi.launcher import MPIGenerator, CMD, MAGIC_CMD, C_GENERATE
-        g = MPIGenerator(GenConfig(n_envs=6, workers=2))
+        from core.mpi.protocol import CMD, MAGIC_CMD, C_GENERATE
+        from versions.cartpole.v6_mpi.launcher import make_generator
+        g = make_generator(GenConfig(n_envs=6, workers=2))
         g.generate(4)
         print(g._job.popen.pid, g._job.tmpdir, g._job.shmdir, flush=True)
         if {stuck}:

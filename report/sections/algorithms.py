@@ -5,31 +5,16 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections import defaultdict
 from typing import Dict, List, Optional
 
 from report.context import fmt_si, md_table
 from report.data import stale
-from report.sections import algorithms_elsewhere as elsewhere, bf16
-from report.sections.algorithm_stats import TARGET_S, _key, _q, kernel_isa, slowest, stats  # noqa: F401
-from report.sections.trained import CRITERION
-from report.sections.trained_peers import fmt_s, inf_quartiles
+from report.parts import algorithms_elsewhere as elsewhere, bf16
+from report.parts.algorithm_stats import TARGET_S, _key, _q, best, kernel_isa, runs, slowest, stats  # noqa: F401
+from report.parts.trained_rows import CRITERION
+from report.parts.trained_peers import fmt_s, inf_quartiles
 
 TARGET_FLOPS = 5.0          # issue: FLOPs to solved <= 1/5 of a1's on the same learner
-
-
-def runs(ctx) -> Dict[str, List[dict]]:
-    """algorithm -> its rows of the newest run that measured it (a failed check included)."""
-    by = defaultdict(list)
-    for r in ctx.rows("algorithm"):
-        by[r["algorithm"]].append(r)
-    out = {}
-    for name, rows in by.items():
-        rid = rows[-1]["run_id"]
-        rs = [r for r in rows if r["run_id"] == rid]
-        fast = [r for r in rs if r.get("implementation") == "fast" and r.get("seed") is not None]
-        out[name] = fast or [r for r in rs if r.get("implementation") != "fast"] or rs
-    return dict(sorted(out.items(), key=lambda kv: _key(kv[1][0])))
 
 
 def references(ctx) -> Dict[str, List[dict]]:
@@ -45,7 +30,7 @@ def references(ctx) -> Dict[str, List[dict]]:
 
 def render(ctx):
 
-    from report.sections.algorithm_terms import three_terms, three_terms_measured
+    from report.parts.algorithm_terms import three_terms, three_terms_measured
     out = [ctx.heading("## The algorithm ladder: how many updates a solved agent needs"), ""]
     g = runs(ctx)
     if not g:
@@ -163,17 +148,10 @@ def _seeds(g) -> str:
     return f"{seeds[0]}-{seeds[-1]}" if seeds else "-"
 
 
-def best(g) -> Optional[tuple]:
-    """(name, stats) of the rung with the lowest median time among those that solved every seed."""
-    cands = [(n, stats(rows)) for n, rows in g.items()]
-    cands = [(n, s) for n, s in cands if s["n"] and s["solved"] == s["n"]]
-    return min(cands, key=lambda c: c[1]["time"][1]) if cands else None
-
-
 def e2e_line(ctx, g, base) -> List[str]:
     """a1 here against the same pair's runs in *Time to a trained agent* (make e2e): the same
     recipe, so the two medians differ only by the mode and the run."""
-    from report.sections.trained import groups, summary
+    from report.parts.trained_rows import groups, summary
     if not base.get("time"):
         return []
     first = next(iter(g.values()))[0]

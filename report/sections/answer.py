@@ -5,6 +5,8 @@ puts them first."""
 from __future__ import annotations
 
 import math
+from collections import defaultdict
+from typing import Dict
 
 TOC = "<!-- contents -->"          # report/render.py replaces it with the report's sections
 
@@ -12,6 +14,40 @@ TOC = "<!-- contents -->"          # report/render.py replaces it with the repor
 def _pair(entry: str):
     v, _, lr = entry.partition(" x ")
     return v, lr
+
+
+def _medians_by_run(ctx) -> Dict[str, Dict[str, float]]:
+    """{pair or recipe: {run id: median time to solved}} over every run in which it solved every
+    seed: `make e2e`'s pairs (alternating, default settings) and the algorithm ladder's recipes
+    (the rows runs() would pick in that run)."""
+    from report.parts.algorithm_stats import stats
+    from report.parts.trained_rows import summary
+    by = defaultdict(list)
+    for r in ctx.rows("e2e"):
+        if (r.get("family") == "ladder" and r.get("label") == "default" and r.get("mode") == "alternating"
+                and " x " in str(r.get("entry"))):
+            by[(r["entry"], r["run_id"])].append(r)
+    out: Dict[str, Dict[str, float]] = defaultdict(dict)
+    for (entry, run), rows in by.items():
+        s = summary(rows)
+        if s.get("n") and s["solved"] == s["n"] and math.isfinite(s.get("median", math.inf)):
+            out[entry][run] = s["median"]
+    alg = defaultdict(list)
+    for r in ctx.rows("algorithm"):
+        alg[(r["algorithm"], r["run_id"])].append(r)
+    for (name, run), rs in alg.items():
+        fast = [r for r in rs if r.get("implementation") == "fast" and r.get("seed") is not None]
+        st = stats(fast or [r for r in rs if r.get("implementation") != "fast"] or rs)
+        if st["n"] and st["solved"] == st["n"]:
+            out[name][run] = st["time"][1]
+    return out
+
+
+def _every_run(m: Dict[str, Dict[str, float]], before: str, after: str) -> str:
+    """The factor before/after in every run that measured both, as a range."""
+    from report.data import over_runs
+    return over_runs([m[before][r] / m[after][r] for r in sorted(set(m[before]) & set(m[after]))],
+                     lambda x: f"{x:.2f}x")
 
 
 def cartpole_chain(ctx) -> str:
@@ -22,11 +58,11 @@ def cartpole_chain(ctx) -> str:
     taken within one run; *since the first* is their product."""
     from core.rung import number_key
     from report.context import md_table
-    from report.sections import algorithms, trained
-    from report.sections.algorithm_stats import stats
-    from report.sections.trained_peers import fmt_s
-    g = trained.groups(ctx)
-    ours = {k[1]: (trained.summary(v), v[0]["run_id"]) for k, v in g.items()
+    from report.parts.algorithm_stats import best, runs, stats
+    from report.parts.trained_peers import fmt_s
+    from report.parts.trained_rows import groups, summary
+    g = groups(ctx)
+    ours = {k[1]: (summary(v), v[0]["run_id"]) for k, v in g.items()
             if k[0] == "ladder" and k[2] == "default" and k[3] == "alternating" and " x " in k[1]}
     ours = {e: (s, run) for e, (s, run) in ours.items()
             if s.get("n") and s["solved"] == s["n"] and math.isfinite(s.get("median", math.inf))}
@@ -41,17 +77,19 @@ def cartpole_chain(ctx) -> str:
     steps = [(what, e) for what, e, show in (("our loop, PyTorch-eager learner", first, True),
                                               ("+ the generation ladder", gen, gen != first),
                                               ("+ the learner ladder", lrn, lrn != gen)) if show]
-    rows, total, prev = [], 1.0, None
+    every = _medians_by_run(ctx)
+    rows, total, prev, prev_entry = [], 1.0, None, None
     for what, entry in steps:
         s = same[entry]
         f = prev / s["median"] if prev else 1.0
         total *= f
         v, lr = _pair(entry)
         rows.append((what, f"`{v}` x `{lr}`", f"{fmt_s(s['median'])} [{fmt_s(s['q1'])}-{fmt_s(s['q3'])}]",
-                     run, f"{f:.2f}x" if prev else "-", f"{total:,.1f}x"))
-        prev = s["median"]
-    ga = algorithms.runs(ctx)
-    b, a1 = algorithms.best(ga), ga.get("a1_dqn_defaults", [])
+                     run, f"{f:.2f}x" if prev else "-", _every_run(every, prev_entry, entry) if prev else "-",
+                     f"{total:,.1f}x"))
+        prev, prev_entry = s["median"], entry
+    ga = runs(ctx)
+    b, a1 = best(ga), ga.get("a1_dqn_defaults", [])
     if b and a1 and b[0] != "a1_dqn_defaults" and ga[b[0]][0]["run_id"] == a1[0]["run_id"]:
         name, sb = b
         sa = stats(a1)
@@ -60,14 +98,18 @@ def cartpole_chain(ctx) -> str:
         r0 = ga[name][0]
         rows.append((f"+ the recipe `{name}`", f"`{r0['version']}` x `{r0['learner']}`",
                      f"{fmt_s(sb['time'][1])} [{fmt_s(sb['time'][0])}-{fmt_s(sb['time'][2])}] "
-                     f"(a1 {fmt_s(sa['time'][1])} there)", r0["run_id"], f"{f:.2f}x", f"{total:,.1f}x"))
+                     f"(a1 {fmt_s(sa['time'][1])} there)", r0["run_id"], f"{f:.2f}x",
+                     _every_run(every, "a1_dqn_defaults", name), f"{total:,.1f}x"))
     if len(rows) < 2:
         return ""
     return ("Time to solved, step by step (median [IQR] over 5 unseen seeds, alternating). Each "
-            "step's factor divides two medians of one run (named); *since the first* multiplies "
-            "the factors, so no ratio divides rows of two runs. The recipe's step is the "
-            "algorithm ladder's fastest recipe against DQN's defaults (a1) on its own pair:\n\n"
-            + md_table(["Step", "Pair", "Time to solved [IQR]", "Run", "This step", "Since the first"], rows))
+            "step's factor divides two medians of one run (named); *every run* gives that factor in "
+            "each run that measured both sides (the spread from run to run, beside the IQR within "
+            "one); *since the first* multiplies the factors, so no ratio divides rows of two runs. "
+            "The recipe's step is the algorithm ladder's fastest recipe against DQN's defaults (a1) "
+            "on its own pair:\n\n"
+            + md_table(["Step", "Pair", "Time to solved [IQR]", "Run", "This step", "This step, every run",
+                        "Since the first"], rows))
 
 
 def render(ctx):

@@ -218,10 +218,10 @@ def render(ctx):
         bpt = workload(WORKLOAD).batch.bytes_per_transition
     except Exception:
         bpt = 0
-    from report.sections.chess_profile import render as phases
+    from report.parts.chess_profile import render as phases
     from report.data import ceilings
     fill = ceilings(ctx).get("bandwidth_fill")       # the machine's, not a workload's
-    from report.sections.scaling import scaling
+    from report.parts.scaling import scaling
     parts = [p for p in (verification(c), ladder(c, bpt, fill), scaling(c, "###", "chess_"), breakdown(c),
                          phases(c), perft(c), peers(c)) if p]
     head = ctx.heading("## Chess: the workload where generation is the cost") + "\n\n"

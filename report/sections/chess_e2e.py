@@ -9,9 +9,9 @@ import statistics
 from core.rung import number_key
 from report.context import fmt_time, md_table
 from report.data import stale, stale_mark, version_key
-from report.sections.chess_gpu import _long, gpu_headline, gpu_reading, gpu_rounds, gpu_training
-from report.sections.chess_gpu import per_round as _round
-from report.sections.chess_e2e_targets import adamw_floor, reference_name, targets
+from report.parts.chess_gpu import _long, gpu_headline, gpu_reading, gpu_rounds, gpu_training
+from report.parts.chess_gpu import per_round as _round
+from report.parts.chess_e2e_targets import adamw_floor, reference_name, targets
 
 WORKLOAD = "chess"
 
@@ -21,7 +21,7 @@ STALE_NOTE = ("\n\n† a file that the row's code hashes (its `sources`) has cha
 
 
 def learner_table(c) -> str:
-    from report.sections.learners import gpu_machines, gpu_rows
+    from report.parts.gpu_rows import gpu_machines, gpu_rows
     ver = {r["learner"]: r for r in c.latest("learner_verification", ("learner", "device"))
            if r.get("device") != "cuda"}
     timed = [r for r in c.latest("learner", ("learner", "threads", "device"))
@@ -125,7 +125,7 @@ def round_costs(c) -> str:
                     f"of {cfg['envs'] * cfg['steps']} against {fmt_time(l_)} learning on it "
                     f"({100 * g / _round(b):.0f}% of the round generating; the poster: 15 s "
                     f"against 0.1 s)." + gpu_reading(c, b, cfg["updates_per_round"]), ""]
-    from report.sections.share_figure import figure
+    from report.parts.share_figure import figure
     fig = figure(c)
     if fig:
         out += ["Generation's share of a round down both ladders: CartPole's from `make e2e`'s "

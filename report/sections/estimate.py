@@ -10,24 +10,16 @@ import numpy as np
 from core import estimate as est
 from core.measure import quartiles
 from report.context import fmt_time, md_table
+from report.data import estimate_inputs
 
 LEANRL = ("LeanRL's README (pytorch-labs/LeanRL) reports whole-training-loop speed-ups of "
           "torch.compile + CUDA graphs over eager PyTorch of 2.7x to 6.8x (PPO, SAC, TD3; H100 "
           "node, simulation on the CPU); it publishes no per-update time for DQN")
 
 
-def inputs(ctx):
-    gens = est.generation_times(ctx.throughput())
-    peers = est.peer_generation_times(ctx.rows("peers"))
-    costs = est.learner_costs(ctx.rows("learner"))
-    rc = ctx.rows("e2e_costs")
-    rounds = est.median_rounds(ctx.rows("e2e"))
-    return gens, peers, costs, (rc[-1] if rc else None), rounds
-
-
 def render(ctx):
     out = [ctx.heading("## The estimate: what each part buys the time to a trained agent"), ""]
-    gens, peers, costs, rc, rounds = inputs(ctx)
+    gens, peers, costs, rc, rounds = estimate_inputs(ctx)
     missing = [w for w, x in (("rung throughput", gens), ("learner timing", costs),
                               ("per-round costs (`make e2e`)", rc), ("rounds to solve (`make e2e`)", rounds)) if not x]
     if missing:
@@ -78,7 +70,7 @@ def render(ctx):
 
 
 def gpu_note(ctx, costs) -> str:
-    from report.sections.learners import fastest_gpu_learner
+    from report.parts.gpu_rows import fastest_gpu_learner
     best = fastest_gpu_learner(ctx)
     if best is None:
         return (f"GPU: no GPU learner has a row in results/, so none is in this estimate. For scale "

@@ -9,6 +9,7 @@ import matplotlib.pyplot as plt
 from core.rung import number_key
 from report.context import fmt_time, md_table
 from report.data import fma_peak, stale
+from report.parts.gpu_rows import fastest_gpu_learner, gpu_machines, gpu_rows  # noqa: F401
 from training.config import TrainConfig
 
 
@@ -60,35 +61,6 @@ def render(ctx):
     out += solving(ctx)
     out += on_gpu(ctx)
     return "\n".join(out) + "\n"
-
-
-def gpu_machines(ctx):
-    """The machines with learner rows measured on a GPU (this one first, if it has any)."""
-    from core import results
-    ids = [m["id"] for m in results.machines(ctx.results_dir) if "learner" in m.get("kinds", ())]
-    ids.sort(key=lambda i: i != ctx.machine)
-    return [c for c in (ctx if i == ctx.machine else ctx.for_machine(i) for i in ids)
-            if any(r.get("device") == "cuda" and r.get("status") != "skipped"
-                   for r in c.rows("learner_verification") + c.rows("learner"))]
-
-
-def fastest_gpu_learner(ctx):
-    """(machine line, timing row) of the fastest verified learner on a GPU, or None."""
-    best = None
-    for g in gpu_machines(ctx):
-        ver, timed = gpu_rows(g)
-        ok = {v["learner"] for v in ver if v["status"] == "passed"}
-        for r in timed:
-            if r.get("device") == "cuda" and r["learner"] in ok and (best is None or r["update_s"] < best[1]["update_s"]):
-                best = (g.machine_line, r)
-    return best
-
-
-def gpu_rows(g):
-    """Newest verification and timing rows on the GPU, and the same run's CPU rows."""
-    ver = [r for r in g.latest("learner_verification", ("learner", "device")) if r.get("device") == "cuda"]
-    timed = [r for r in g.latest("learner", ("learner", "threads", "device")) if "update_spread" in r]
-    return ver, timed
 
 
 def on_gpu(ctx):

@@ -217,7 +217,7 @@ def render(ctx) -> str:
         out.append("No peer rows in results/ (run `make bench`, or `python -m harness peers`).")
         return "\n".join(out) + "\n"
     out.append(
-        "Other people's CartPole-v1, timed by the same harness (`harness.measure."
+        "Other people's CartPole-v1, timed by the same harness (`core.measure."
         "time_generator`: warm-up first, median of repeated `generate(T)` calls, start-up "
         "on its own) in the same `make bench`, each in its own subprocess with pinned "
         "threads. They are not rungs: they use their own random numbers, several reset on "

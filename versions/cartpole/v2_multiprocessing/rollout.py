@@ -20,7 +20,8 @@ import numpy as np
 
 from core import procutil
 from core.api import Generator, GenConfig, StudyError, check_weights
-from core.worker_pool import PoolClient, WorkerFailure, WorkerPool, context, layout, views
+from core.pool_client import PoolClient
+from core.worker_pool import WorkerFailure, WorkerPool, context
 from . import worker as W
 
 MAX_WORKERS = 64
@@ -59,23 +60,4 @@ class MultiprocessingGenerator(PoolClient, Generator):
         self.epsilon = float(epsilon)
 
     def generate(self, T):
-        if self.pool.closed and not self.pool.broken:
-            raise RuntimeError("v2_multiprocessing: the generator is closed")
-        if not self.pool.broken:
-            n = self.cfg.n_envs
-            seg, new = self.pool.segment(layout(W.ARRAYS, T, n)[1])
-            if new or self._views is None or self._views[0] != T:
-                v = views(seg.buf, W.ARRAYS, T, n)
-                v["reward"] = np.ones((T, n), np.float32)
-                self._views = (T, v)
-        try:
-            self.pool.call(T, self._pending_weights, self.epsilon)
-        except BaseException:
-            self._views = None
-            raise
-        self._pending_weights = None
-        return self._views[1]
-
-    def close(self):
-        self._views = None
-        self.pool.close()
+        return self._generate(T, W.ARRAYS, lambda v, T: v.update(reward=np.ones((T, self.cfg.n_envs), np.float32)))

@@ -1,12 +1,9 @@
 """v2_multiprocessing: v1's code in persistent worker processes, outputs in shared memory."""
+from core.checks import needs_forkserver
 from core.rung import Memory, Rung
 
 
-def available():
-    import multiprocessing as mp
-    if "forkserver" not in mp.get_all_start_methods():
-        return "the forkserver start method is not available on this platform"
-    return None
+available = needs_forkserver
 
 
 def make_generator(cfg):

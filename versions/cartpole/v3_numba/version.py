@@ -1,13 +1,9 @@
 """v3_numba: the whole T-step rollout compiled with Numba, one thread."""
+from core.checks import needs_numba
 from core.rung import Memory, Rung
 
 
-def available():
-    try:
-        import numba  # noqa: F401
-    except ImportError as e:
-        return f"numba is not installed ({e})"
-    return None
+available = needs_numba
 
 
 def make_generator(cfg):

@@ -1,8 +1,9 @@
 // v6: --bench-gather, what MPI's gathers cost on this machine (harness/cmd_mpi.py runs
 // `mpirun -n 2 v6_mpi_rank --bench-gather` and reads the JSON lines of rank 0's stdout).
 //
-// Three measurements: MPI_Gatherv of contiguous bytes (latency and bandwidth), v6's own
-// batch gather (gather.hpp: row blocks, one MPI_Alltoallw), and the rejected alternative
+// Three measurements: MPI_Gatherv of contiguous bytes (latency and bandwidth), the MPI
+// job's batch gather (core/mpi/gather.hpp: row blocks, one MPI_Alltoallw) over CartPole's
+// batch (batch.hpp), and the rejected alternative
 // kept here only for the comparison: 3 MPI_Gatherv of one batch with one-environment
 // column datatypes, which move the same bytes in 16-, 8- and 1-byte pieces.
 #include "bench_gather.hpp"
@@ -14,7 +15,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "gather.hpp"
+#include "batch.hpp"
 
 namespace v6 {
 namespace {
@@ -46,10 +47,10 @@ struct BatchTypes {
     MPI_Datatype f16 = MPI_DATATYPE_NULL, i8 = MPI_DATATYPE_NULL, b1 = MPI_DATATYPE_NULL;
     BatchTypes() = default;
     BatchTypes(int T, int64_t ld) {
-        Layout L(T, std::max<int64_t>(ld, 1));
-        f16 = env_columns(T, ld, MPI_FLOAT, 4, 4, static_cast<MPI_Aint>(L.next_obs - L.obs));
+        const auto L = layout(T, std::max<int64_t>(ld, 1));
+        f16 = env_columns(T, ld, MPI_FLOAT, 4, 4, static_cast<MPI_Aint>(L.off[NEXT_OBS] - L.off[OBS]));
         i8 = env_columns(T, ld, MPI_INT64_T, 1, 8, -1);
-        b1 = env_columns(T, ld, MPI_BYTE, 1, 1, static_cast<MPI_Aint>(L.truncated - L.terminated));
+        b1 = env_columns(T, ld, MPI_BYTE, 1, 1, static_cast<MPI_Aint>(L.off[TRUNCATED] - L.off[TERMINATED]));
     }
     void free() {
         for (MPI_Datatype* t : {&f16, &i8, &b1})
@@ -61,11 +62,11 @@ struct BatchTypes {
 // [T, N] buffer (its block already in place). Others: their own [T, n_local] buffer.
 void gather_batch(int rank, char* out, int T, int64_t ld, const BatchTypes& send, const BatchTypes& recv,
                   const std::vector<int>& counts, const std::vector<int>& displs, MPI_Comm comm) {
-    Layout L(T, std::max<int64_t>(ld, 1));
+    const auto L = layout(T, std::max<int64_t>(ld, 1));
     const int mine = counts[rank];
     struct Part { size_t off; MPI_Datatype s, r; };
-    const Part parts[3] = {{L.obs, send.f16, recv.f16}, {L.action, send.i8, recv.i8},
-                           {L.terminated, send.b1, recv.b1}};
+    const Part parts[3] = {{L.off[OBS], send.f16, recv.f16}, {L.off[ACTION], send.i8, recv.i8},
+                           {L.off[TERMINATED], send.b1, recv.b1}};
     for (const Part& p : parts) {
         if (rank == 0)
             MPI_Gatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, out + p.off, counts.data(), displs.data(),
@@ -136,14 +137,15 @@ int bench_gather(int rank, int size, bool quick) {
     for (int64_t n = 1; n <= max_n; n *= 4) {
         const int64_t N = n * size;
         std::vector<int> counts(size, static_cast<int>(n)), displs(size);
-        for (int r = 0; r < size; ++r) displs[r] = static_cast<int>(n * r);
-        std::vector<char> mine(Layout(T, n).total, 1), all(rank == 0 ? Layout(T, N).total : 1, 0);
+        std::vector<int64_t> lo(size), cnt(size, n);
+        for (int r = 0; r < size; ++r) displs[r] = static_cast<int>(n * r), lo[r] = n * r;
+        std::vector<char> mine(layout(T, n).total, 1), all(rank == 0 ? layout(T, N).total : 1, 0);
         char* out = rank == 0 ? all.data() : mine.data();
-        // v6's gather (row blocks, one MPI_Alltoallw) and the rejected alternative (3
+        // The job's gather (row blocks, one MPI_Alltoallw) and the rejected alternative (3
         // MPI_Gatherv with one-environment column datatypes, 16/8/1-byte pieces).
-        RowTypes rows(rank, size, T, N, counts, displs);
+        mpi_job::RowTypes rows(arrays(), rank, size, T, N, lo, cnt);
         BatchTypes send(T, n), recv = rank == 0 ? BatchTypes(T, N) : BatchTypes();
-        auto op_rows = [&] { gather_rows(rank, size, out, rows, counts, MPI_COMM_WORLD); };
+        auto op_rows = [&] { mpi_job::gather_rows(rank, size, out, rows, cnt, MPI_COMM_WORLD); };
         auto op_cols = [&] { gather_batch(rank, out, T, rank == 0 ? N : n, send, recv, counts, displs, MPI_COMM_WORLD); };
         const double s_rows = time_collective(op_rows, target, samples);
         const double s_cols = time_collective(op_cols, target, samples);

@@ -1,5 +1,5 @@
 // v6: `v6_mpi_rank --bench-gather [--quick]` (bench_gather.cpp), called from main in
-// v6_mpi_rank.cpp between MPI_Init and MPI_Finalize.
+// rank.cpp between MPI_Init and MPI_Finalize.
 #pragma once
 
 namespace v6 {

@@ -23,7 +23,8 @@ import numpy as np
 
 from core.api import GenConfig, Generator
 from core.errors import StudyError
-from core.worker_pool import PoolClient, WorkerFailure, WorkerPool, context, layout, views
+from core.pool_client import PoolClient
+from core.worker_pool import WorkerFailure, WorkerPool, context
 from versions.chess.common import spec
 from versions.chess.common.net import check_weights, init_weights
 from versions.chess.v1_python.rollout import check_config
@@ -97,24 +98,4 @@ class MultiprocessingChessGenerator(PoolClient, Generator):
         self.epsilon = spec.check_epsilon(epsilon)
 
     def generate(self, T):
-        if isinstance(T, bool) or not isinstance(T, (int, np.integer)) or T < 1:
-            raise StudyError(f"T (steps per call) must be a positive integer, got {T!r}")
-        if self.pool.closed and not self.pool.broken:
-            raise StudyError("v2_multiprocessing: the generator is closed")
-        T = int(T)
-        if not self.pool.broken:
-            n = int(self.cfg.n_envs)
-            seg, new = self.pool.segment(layout(spec.ARRAYS, T, n)[1])
-            if new or self._views is None or self._views[0] != T:
-                self._views = (T, views(seg.buf, spec.ARRAYS, T, n))
-        try:
-            self.pool.call(T, self._pending_weights, self.epsilon)
-        except BaseException:
-            self._views = None
-            raise
-        self._pending_weights = None
-        return self._views[1]
-
-    def close(self):
-        self._views = None
-        self.pool.close()
+        return self._generate(T, spec.ARRAYS)

@@ -1,13 +1,10 @@
 """v2_multiprocessing (chess): v1's games in persistent worker processes, each owning a
 contiguous slice of the games and writing its columns of the batch into shared memory."""
+from core.checks import needs_forkserver
 from core.rung import Memory, Rung
 
 
-def available():
-    import multiprocessing as mp
-    if "forkserver" not in mp.get_all_start_methods():
-        return "the forkserver start method is not available on this platform"
-    return None
+available = needs_forkserver
 
 
 def make_generator(cfg):

@@ -1,14 +1,10 @@
 """v3_numba (chess): the chess environment compiled with Numba -- bitboards, its own fully
 legal move generator, the whole batch in one @njit kernel."""
+from core.checks import needs_numba
 from core.rung import Memory, Rung
 
 
-def available():
-    try:
-        import numba  # noqa: F401
-    except ImportError as e:
-        return f"numba is not installed ({e})"
-    return None
+available = needs_numba
 
 
 def make_generator(cfg):

@@ -30,7 +30,7 @@ def _timings(o, learner: str) -> List[tuple]:
 
 def _recipe(o, learner: str):
     """(run id, stats) of the newest run of RECIPE with `learner`."""
-    from report.sections.algorithm_stats import stats
+    from report.parts.algorithm_stats import stats
     rows = [r for r in o.rows("algorithm") if r.get("algorithm") == RECIPE and r.get("learner") == learner]
     if not rows:
         return None, {}
@@ -40,8 +40,8 @@ def _recipe(o, learner: str):
 
 def machine_lines(o) -> List[str]:
     """The bf16 paragraph of one machine's rows, or nothing if it has no L4d check."""
-    from report.sections.algorithm_stats import _q, slowest
-    from report.sections.trained_peers import fmt_s
+    from report.parts.algorithm_stats import _q, slowest
+    from report.parts.trained_peers import fmt_s
     v = _newest(o.rows("learner_verification"), learner=BF16)
     if not v or v.get("status") == "skipped":
         return []

@@ -7,14 +7,14 @@ import math
 from typing import List
 
 from report.context import md_table
-from report.sections.trained_peers import fmt_s
+from report.parts.trained_peers import fmt_s
 
 
 def three_terms(ctx, g, base, b) -> List[str]:
     """The practitioner's loop (estimate) -> the fastest generator -> the fastest learner ->
     the fastest recipe: how much of the gain came from each term."""
     from core import estimate as est
-    from report.sections.estimate import inputs
+    from report.data import estimate_inputs as inputs
     if not b or not base.get("time") or not math.isfinite(base["time"][1]):
         return []
     gens, peers, costs, rc, rounds = inputs(ctx)
@@ -66,7 +66,7 @@ def three_terms_measured(ctx, g, base, b) -> List[str]:
     """The same three steps from measured runs only: `make e2e`'s medians of the a1 recipe
     (alternating, same seeds) for the generation and update steps, this ladder's a1 against
     its fastest recipe for the algorithm step."""
-    from report.sections.trained import groups, summary
+    from report.parts.trained_rows import groups, summary
     if not b or not base.get("time") or not math.isfinite(base["time"][1]):
         return []
     first = next(iter(g.values()))[0]

@@ -10,7 +10,7 @@ from typing import Dict, List, Optional
 
 from core.spec import CARTPOLE
 from report.context import md_table
-from report.sections.trained_peers import fmt_s, inf_quartiles
+from report.parts.trained_peers import fmt_s, inf_quartiles
 
 
 def passed_s(r: dict) -> float:

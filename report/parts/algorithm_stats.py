@@ -4,11 +4,12 @@ bf16 paragraph."""
 from __future__ import annotations
 
 import math
-from typing import List, Optional
+from collections import defaultdict
+from typing import Dict, List, Optional
 
 from core.measure import quartiles
 from report.context import fmt_si
-from report.sections.trained_peers import fmt_s, inf_quartiles
+from report.parts.trained_peers import fmt_s, inf_quartiles
 
 TARGET_S = {"avx512": 0.5, "avx2": 1.5}     # issue: time to solved on a 2-core machine, by ISA
 
@@ -53,3 +54,24 @@ def slowest(s) -> str:
     r = max(rows, key=lambda x: x["wall_s"] if x.get("solved") else math.inf)
     return (f"{fmt_s(r['wall_s'])} (seed {r['seed']})" if r.get("solved")
             else f"not solved in {r['budget_s']:g} s (seed {r['seed']})")
+
+
+def runs(ctx) -> Dict[str, List[dict]]:
+    """algorithm -> its rows of the newest run that measured it (a failed check included)."""
+    by = defaultdict(list)
+    for r in ctx.rows("algorithm"):
+        by[r["algorithm"]].append(r)
+    out = {}
+    for name, rows in by.items():
+        rid = rows[-1]["run_id"]
+        rs = [r for r in rows if r["run_id"] == rid]
+        fast = [r for r in rs if r.get("implementation") == "fast" and r.get("seed") is not None]
+        out[name] = fast or [r for r in rs if r.get("implementation") != "fast"] or rs
+    return dict(sorted(out.items(), key=lambda kv: _key(kv[1][0])))
+
+
+def best(g) -> Optional[tuple]:
+    """(name, stats) of the rung with the lowest median time among those that solved every seed."""
+    cands = [(n, stats(rows)) for n, rows in g.items()]
+    cands = [(n, s) for n, s in cands if s["n"] and s["solved"] == s["n"]]
+    return min(cands, key=lambda c: c[1]["time"][1]) if cands else None

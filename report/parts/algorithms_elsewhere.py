@@ -9,9 +9,9 @@ from typing import List
 
 from report.context import fmt_time, md_table
 from report.data import stale
-from report.sections import bf16
-from report.sections.algorithm_stats import TARGET_S, _key, _q, kernel_isa, slowest, stats
-from report.sections.trained_peers import fmt_s
+from report.parts import bf16
+from report.parts.algorithm_stats import TARGET_S, _key, _q, kernel_isa, slowest, stats
+from report.parts.trained_peers import fmt_s
 
 TARGET_FLOPS = 5.0          # issue: FLOPs to solved <= 1/5 of a1's on the same learner
 A1 = "a1_dqn_defaults"

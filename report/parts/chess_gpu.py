@@ -55,7 +55,7 @@ def per_round(r) -> float:
 def gpu_rounds(c) -> str:
     """The poster's round measured on a GPU machine (its rows, named): short cost runs of
     the baseline rung with learners on that machine's GPU and on one of its CPU cores."""
-    from report.sections.learners import gpu_machines
+    from report.parts.gpu_rows import gpu_machines
     out = []
     for g in gpu_machines(c):
         run_rows = cost_runs(g)
@@ -85,7 +85,7 @@ def gpu_rounds(c) -> str:
 def gpu_reading(c, base, U) -> str:
     """The poster's learner was a GPU's: the same round with the fastest verified GPU learner
     of results/ (another machine's row, named), as a reading, not a measurement."""
-    from report.sections.learners import fastest_gpu_learner
+    from report.parts.gpu_rows import fastest_gpu_learner
     best = fastest_gpu_learner(c)
     if best is None:
         return ""
@@ -119,7 +119,7 @@ def gpu_training(c) -> str:
     at the same rounds, and the baseline rung with the same learner (the same trajectory:
     every rung plays the same batches, and the learner's arithmetic is the same)."""
     from core.discover import reference_learner
-    from report.sections.learners import gpu_machines
+    from report.parts.gpu_rows import gpu_machines
     out = []
     for g in gpu_machines(c):
         groups = trained(g)
@@ -186,7 +186,7 @@ def gpu_headline(c) -> str:
     """One README sentence per GPU machine with a counted training run that reached the
     criterion: its median training time, and the practitioner's pair there estimated."""
     from core.discover import reference_learner
-    from report.sections.learners import gpu_machines
+    from report.parts.gpu_rows import gpu_machines
     out = ""
     for g in gpu_machines(c):
         groups = trained(g)

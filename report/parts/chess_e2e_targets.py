@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from report.context import fmt_time
 from report.data import stale_mark
-from report.sections.chess_gpu import per_round as _round
+from report.parts.chess_gpu import per_round as _round
 
 
 def reference_name() -> str:

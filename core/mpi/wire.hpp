@@ -1,5 +1,6 @@
-// v6: the socket between the Python process and rank 0, and the order rank 0 broadcasts.
-// The wire format must match protocol.py (CMD, REPLY); used by v6_mpi_rank.cpp.
+// The MPI job of every workload: the socket between the Python process and rank 0, and the
+// order rank 0 broadcasts. The wire format must match protocol.py (CMD, REPLY); serve.hpp
+// speaks it.
 #pragma once
 #include <unistd.h>
 
@@ -9,7 +10,7 @@
 #include <cstring>
 #include <string>
 
-namespace v6 {
+namespace mpi_job {
 
 // ---- wire format: must match protocol.py (CMD, REPLY) ----------------------------------
 #pragma pack(push, 1)
@@ -80,4 +81,4 @@ inline bool reply(int fd, uint32_t status, double r_s, double g_s, double tot_s,
     return write_all(fd, &h, sizeof h) && write_all(fd, payload.data(), payload.size());
 }
 
-}  // namespace v6
+}  // namespace mpi_job

@@ -1,5 +1,5 @@
-"""v6: what the Python side and rank 0 agree on -- the socket's wire format and the batch's
-layout in the shared buffer.
+"""The MPI job of every workload: what the Python side and rank 0 agree on -- the socket's
+wire format and the batch's layout in the shared buffer.
 
 The socket carries fixed-size little-endian 64-byte headers, each followed by `payload`
 bytes: CMD from Python (the weights, or the shared buffer's path for C_MAP), REPLY from
@@ -9,7 +9,7 @@ rank 0 (an error message, or the greeting JSON at start-up). The C++ twins: wire
 from __future__ import annotations
 
 import struct
-from typing import Dict
+from typing import Dict, Sequence, Tuple
 
 import numpy as np
 
@@ -23,18 +23,17 @@ C_GENERATE, C_MAP, C_QUIT, C_CALIBRATE = 1, 2, 3, 4
 ALIGN = 64
 
 
-def layout(T: int, N: int) -> Dict[str, tuple]:
-    """Byte offsets of the arrays of one batch in the shared buffer: name -> (offset, dtype, shape).
-
-    gather.hpp computes the same offsets (struct `Layout`); keep them in step.
-    """
+def layout(T: int, N: int, arrays: Sequence[Tuple[str, tuple, object]]) -> Dict[str, tuple]:
+    """Byte offsets of a batch's arrays in the shared buffer, [T, N, *tail] each, one after
+    another, each 64-byte aligned: name -> (offset, dtype, shape), and "_total" -> (bytes,
+    None, None). `arrays`: (name, tail shape, dtype) in the batch's order. gather.hpp's
+    Layout computes the same offsets from each array's bytes per transition."""
     out, off = {}, 0
-    for name, dt, per in (("obs", np.float32, 4), ("next_obs", np.float32, 4),
-                          ("action", np.int64, 1), ("reward", np.float32, 1),
-                          ("terminated", np.bool_, 1), ("truncated", np.bool_, 1)):
-        shape = (T, N, 4) if per == 4 else (T, N)
-        out[name] = (off, np.dtype(dt), shape)
-        off += T * N * per * np.dtype(dt).itemsize
+    for name, tail, dt in arrays:
+        shape = (T, N) + tuple(tail)
+        dtype = np.dtype(dt)
+        out[name] = (off, dtype, shape)
+        off += int(np.prod(shape)) * dtype.itemsize
         off = (off + ALIGN - 1) // ALIGN * ALIGN
     out["_total"] = (off, None, None)
     return out
