@@ -11,13 +11,17 @@ as its seed ends; --quick: results/<machine>/quick/, a preview with a short budg
 
 --ours LEARNER also trains the study's pair (the same rung x LEARNER, training/chess.py's
 declared settings, or a chess algorithm's with --ours-recipe NAME, changed with --ours-set
-NAME=VALUE) on the same
-seeds and budget in the same run, so that the report can set its time beside the peers' from
-one run (rows of the same kind, family "ladder").
+NAME=VALUE) on the same seeds in the same run, first, so that the report can set its time
+beside the peers' from one run (rows of the same kind, family "ladder"). --budget-x X then
+gives each peer X times the pair's median time to 0.75 in this run (the pair's own budget is
+--budget): "the peers do not reach it within X times our time" holds by construction, both
+sides from one run; the run fails, before any peer trains, when the pair reached 0.75 on no seed.
 
 Exit 0 when every run ended with a row (reached or not), 1 when one failed, 2 on bad input.
 """
 from __future__ import annotations
+
+import statistics
 
 from core import discover, results
 from core.errors import StudyError
@@ -53,6 +57,9 @@ def register(sub):
     p.add_argument("--ours-set", action="append", metavar="NAME=VALUE", default=[],
                    help="a setting of that run (a chess-train option's name, e.g. lr=3e-4, "
                         "updates_per_round=32; repeatable)")
+    p.add_argument("--budget-x", type=bounded_float("--budget-x", 0, 10 ** 4, lo_open=True), metavar="X",
+                   help="with --ours: each peer's training budget is X times the pair's median time "
+                        "to 0.75 in this run (the pair trains first, within --budget)")
     p.add_argument("--quick", action="store_true", help="a short preview (rows in results/<machine>/quick/)")
     p.set_defaults(func=cmd_chess_peers_train)
 
@@ -81,15 +88,24 @@ def cmd_chess_peers_train(args):
         from training.chess import chess_learner
         chess_learner(args.ours)                   # refused here, before any run
         ours = ours_config(rung, args.ours, args.ours_set, budget, every, games, args.ours_recipe)
+    if args.budget_x is not None and ours is None:
+        raise StudyError("--budget-x needs --ours LEARNER (the peers' budget is a multiple of its time)")
     prog = Progress("chess-peers-train")
     failed = 0
+    if ours is not None:
+        bad, times = run_ours(ours, seeds, q, prog.note, args.ours_recipe)
+        failed += bad
+        if args.budget_x is not None:
+            budget = peers_budget(times, args.budget_x, len(seeds))
+            prog.note(f"peers' budget: {args.budget_x:g} x the pair's median "
+                      f"{statistics.median(times):.2f} s = {budget:.1f} s")
+
+    x = {} if args.budget_x is None else {"budget_x": args.budget_x, "ours_budget_s": ours.budget_s}
 
     def write(r):
-        results.append(KIND, {"family": "peer", **r}, quick=q)
+        results.append(KIND, {"family": "peer", **r, **x}, quick=q)
     rows = run_chess_peers(peers, seeds, budget, every, rung.name, games, q, prog.note, on_row=write)
     failed += sum(r.get("status") == "failed" for r in rows)
-    if ours is not None:
-        failed += run_ours(ours, seeds, q, prog.note, args.ours_recipe)
     prog.clear()
     from training.chess_peers_runner import describe
     for r in rows:
@@ -143,13 +159,21 @@ def ours_config(rung, learner, sets, budget, every, games, recipe=None):
     return cfg
 
 
-def run_ours(base, seeds, quick, note, recipe=None) -> int:
-    """The study's pair on the peers' seeds and budget, one run at a time."""
+def peers_budget(times, x: float, seeds: int) -> float:
+    """X times the median of the pair's times to 0.75; refused when it reached 0.75 on no seed."""
+    if not times:
+        raise StudyError(f"--budget-x: the study's pair reached 0.75 on none of its {seeds} seeds "
+                         "within --budget, so there is no time to multiply; no peer was trained")
+    return x * statistics.median(times)
+
+
+def run_ours(base, seeds, quick, note, recipe=None) -> tuple:
+    """The study's pair on the peers' seeds, one run at a time: (failed runs, times to 0.75)."""
     from dataclasses import replace
     from training.chess import train
     rung, learner, budget = base.version, base.learner, base.budget_s
     entry = f"{rung} x {learner}" + (f" ({recipe})" if recipe else "")
-    failed = 0
+    failed, times = 0, []
     for s in seeds:
         note(f"{rung} x {learner} seed {s} (budget {budget:g} s)")
         try:
@@ -161,6 +185,8 @@ def run_ours(base, seeds, quick, note, recipe=None) -> int:
                            quick=quick)
             continue
         r.pop("trace", None)
+        if r["reached"]:
+            times.append(r["time_to_criterion_s"])
         results.append(KIND, {"family": "ladder", "entry": entry, "workload": "chess", "recipe": recipe,
                               "version": rung, "learner": learner, "seed": s, "budget_s": budget,
                               "status": "reached" if r["reached"] else "not_reached",
@@ -169,4 +195,4 @@ def run_ours(base, seeds, quick, note, recipe=None) -> int:
         note(f"{rung} x {learner} seed {s}: "
              + (f"reached in {r['time_to_criterion_s']:.1f} s" if r["reached"]
                 else f"did not reach in {budget:g} s (best {r['best_score']})"))
-    return failed
+    return failed, times

@@ -70,6 +70,8 @@ CASES = [
     ("chess-peers-train-peer", ["chess-peers-train", "--peer", "nope"], "unknown chess training peer"),
     ("chess-peers-train-budget", ["chess-peers-train", "--budget", "0"], "--budget must be"),
     ("chess-peers-train-seeds", ["chess-peers-train", "--seeds", "0"], "--seeds must be"),
+    ("chess-peers-train-budget-x", ["chess-peers-train", "--budget-x", "0"], "--budget-x must be"),
+    ("chess-peers-train-budget-x-alone", ["chess-peers-train", "--budget-x", "100"], "--budget-x needs --ours"),
     ("chess-peers-train-tuning-seeds", ["chess-peers-train", "--first-seed", "0"], "choose the study's settings"),
     # -- chess-train
     ("chess-train-rung", ["chess-train", "--version", "v9_nope"], "v9_nope"),

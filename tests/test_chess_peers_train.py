@@ -146,3 +146,16 @@ def test_the_report_section_renders_the_rows_of_one_run(tmp_path):
     assert numbers(ours["Time to 0.75 [IQR]"]) == [4, 3, 5] and numbers(ladder["Steps (median; ours: transitions)"]) == [10_101]
     assert "--seeds 3 --budget 900" in text and "--ours l1_torch_eager" in text
     assert (tmp_path / "rep" / "figures" / "chess_peers_training_curve.png").exists()
+
+
+def test_budget_x_is_the_multiple_of_the_pairs_median_and_refused_without_a_time():
+    from harness.cmd_chess_peers_train import peers_budget
+    assert peers_budget([12.0, 10.0, 15.0], 100, 3) == 1200.0          # 100 x the median, 12 s
+    with pytest.raises(StudyError, match="reached 0.75 on none of its 3 seeds"):
+        peers_budget([], 100, 3)
+
+
+def test_the_command_line_says_budget_x_where_the_peers_budget_was_a_multiple():
+    from report.sections.chess_peers_train import budget_option
+    assert budget_option({"budget_s": 1187.5}) == "1187.5"
+    assert budget_option({"budget_s": 1187.5, "budget_x": 100.0, "ours_budget_s": 600.0}) == "600 --budget-x 100"

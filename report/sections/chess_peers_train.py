@@ -96,10 +96,17 @@ def command(rows) -> str:
     r0 = _ok(rows)
     seeds = sorted({r["seed"] for r in rows if r.get("seed") is not None})
     return ("`python -m harness chess-peers-train" + "".join(f" --peer {p}" for p in peers)
-            + f" --first-seed {seeds[0]} --seeds {len(seeds)} --budget {r0.get('budget_s', 0):g}"
+            + f" --first-seed {seeds[0]} --seeds {len(seeds)} --budget {budget_option(r0)}"
             f" --eval-every {every_steps(r0)} --games {r0.get('eval_games')} --version "
             f"{r0.get('version')}" + (f" --ours {ours[0].get('learner')}" if ours else "")
             + ours_sets(ours) + "`")
+
+
+def budget_option(r0) -> str:
+    """--budget's value, and --budget-x's where the peers' budget was a multiple of the pair's time."""
+    if r0.get("budget_x"):
+        return f"{r0.get('ours_budget_s', 0):g} --budget-x {r0['budget_x']:g}"
+    return f"{r0.get('budget_s', 0):g}"
 
 
 def settings_line(key, r0) -> str:
