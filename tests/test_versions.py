@@ -4,6 +4,7 @@ and for rungs with workers several worker counts including N not divisible by th
 added as a folder of any workload is checked here with no edit; so is a third workload."""
 import pytest
 
+from core.api import balancing_weights
 from core.discover import baseline_rung, rungs, workloads
 from harness.verify import verifier_for
 from versions.cartpole.common.verify import Case, Verifier
@@ -13,7 +14,7 @@ CASES = [
     Case("random N=7 seed=0", 7, 32, 3, 0, "random"),
     Case("random N=13 seed=5", 13, 16, 2, 5, "random"),
     Case("egreedy N=7 seed=3", 7, 32, 3, 3, "egreedy", epsilon=0.2),
-    Case("egreedy N=5 truncation", 5, 180, 3, 7, "egreedy", epsilon=0.02, weights="balance"),
+    Case("egreedy N=5 truncation", 5, 180, 3, 7, "egreedy", epsilon=0.02, weights=balancing_weights),
 ]
 _VERIFIERS = {}
 

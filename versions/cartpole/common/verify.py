@@ -17,15 +17,15 @@ correct" (the workload's make_verifier; the harness finds it through harness/ver
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional
 
 import numpy as np
 
 from core import rng
+from core.batches import run_batches
 from core.api import GenConfig, StudyError, balancing_weights, check_weights
 from core.spec import BATCH, CARTPOLE
-from core.workload import Outcome
+from core.workload import Case, Outcome
 
 ARRAY_NAMES = BATCH.names
 
@@ -33,42 +33,17 @@ OBS_TOL = 1e-5
 TIE_TOL = 1e-4
 
 
-@dataclass
-class Case:
-    """One verification scenario."""
-    label: str
-    n_envs: int
-    steps: int
-    calls: int
-    seed: int
-    policy: str
-    epsilon: float = 0.1
-    weights: str = "init"          # "init" (from the seed) or "balance" (reaches truncation)
-
-    def config(self, workers=1) -> GenConfig:
-        w = balancing_weights() if self.weights == "balance" else None
-        return GenConfig(n_envs=self.n_envs, seed=self.seed, policy=self.policy,
-                         epsilon=self.epsilon, weights=w, workers=workers)
-
-
 DEFAULT_CASES = [
     Case("random N=7 seed=0", 7, 32, 3, 0, "random"),
     Case("random N=20 seed=12345", 20, 32, 2, 12345, "random"),
     Case("egreedy N=7 seed=3", 7, 32, 3, 3, "egreedy", epsilon=0.2),
-    Case("egreedy N=5 truncation", 5, 200, 3, 7, "egreedy", epsilon=0.02, weights="balance"),
+    Case("egreedy N=5 truncation", 5, 200, 3, 7, "egreedy", epsilon=0.02, weights=balancing_weights),
 ]
 
 
 def run_generator(make, cfg: GenConfig, steps: int, calls: int) -> Dict[str, np.ndarray]:
-    """calls x generate(steps), concatenated along time."""
-    gen = make(cfg)
-    try:
-        parts = []
-        for _ in range(calls):
-            b = gen.generate(steps)
-            parts.append({k: np.array(b[k], copy=True) for k in ARRAY_NAMES})
-    finally:
-        gen.close()
+    """calls x generate(steps) (core.batches.run_batches), concatenated along time."""
+    parts = run_batches(make, cfg, steps, calls)
     return {k: np.concatenate([p[k] for p in parts]) for k in ARRAY_NAMES}
 
 

@@ -6,31 +6,14 @@ v1). This module runs it over the contract's cases for one rung, as the bench an
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional
 
-from core.api import GenConfig
 from core.batches import run_batches  # noqa: F401  (tests import it from here)
-from core.workload import Outcome
+from core.workload import Case, Outcome
 
 from .replay import compare_batches, verify_replay
 
 SEED_MAX = 2 ** 64 - 1
-
-
-@dataclass(frozen=True)
-class Case:
-    label: str
-    n_envs: int
-    steps: int
-    calls: int
-    seed: int
-    policy: str
-    epsilon: float = 0.1
-
-    def config(self, workers: int = 1) -> GenConfig:
-        return GenConfig(n_envs=self.n_envs, seed=self.seed, policy=self.policy,
-                         epsilon=self.epsilon, workers=workers)
 
 
 # N = 1, 7, 37 and seeds 0 and 2^64-1 (WORKLOAD.md, check 1). 1 x 320 agent moves reaches
