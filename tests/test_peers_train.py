@@ -23,7 +23,7 @@ from peers.train.common import Judge, Settings
 from tests.conftest import ROOT
 
 QUICK = dict(threshold=5.0, window=5, eval_gap=0.0, eval_episodes=2)
-TORCH_JAX_PEERS = ["sb3_dqn", "sbx_dqn", "cleanrl_dqn", "cleanrl_pqn"]
+TORCH_JAX_PEERS = ["sb3_dqn", "sbx_dqn", "cleanrl_dqn", "cleanrl_pqn", "rejax_pqn"]
 ROW_FIELDS = ("entry", "peer", "seed", "status", "solved", "wall_s", "budget_s", "env_steps",
               "gradient_updates", "last100_mean", "eval_mean", "startup_s", "eval_s", "threads",
               "hyperparameters", "hyperparameters_source", "library", "versions", "how")
@@ -196,7 +196,7 @@ def test_judge_keeps_evaluation_time_out_of_training_time():
 
 
 def test_registry_names():
-    assert set(NAMES) == {"sb3_dqn", "sbx_dqn", "cleanrl_dqn", "cleanrl_pqn", "pufferlib_ppo"}
+    assert set(NAMES) == {"sb3_dqn", "sbx_dqn", "cleanrl_dqn", "cleanrl_pqn", "pufferlib_ppo", "rejax_pqn"}
 
 
 def test_child_environment_leaves_threads_to_the_libraries_unless_pinned(monkeypatch):
@@ -274,3 +274,36 @@ def test_a_crash_in_a_later_seed_loses_no_finished_row(monkeypatch, tmp_path):
     assert calls == [100, 101]
     rows = [json.loads(l) for l in next(tmp_path.rglob("e2e.jsonl")).read_text().splitlines()]
     assert [(r["entry"], r["seed"]) for r in rows] == [("cleanrl_dqn", 100)]
+
+
+def test_rejax_peers_env_gives_the_older_step_and_every_episode_in_the_order_it_ended():
+    """rejax_peer's wrapper: gymnax 1.x's CartPole with the older (obs, state, reward, done,
+    info) step, done = terminated or truncated, and each env's ended episodes' returns, which
+    ended_since hands over once each, ordered by the step they ended at."""
+    jax = pytest.importorskip("jax")
+    gymnax = pytest.importorskip("gymnax")
+    from flax import struct
+    from jax import numpy as jnp
+    from peers.train.rejax_peer import ended_since, logged_env
+    inner, params = gymnax.make("CartPole-v1")
+    env = logged_env(jnp, struct, inner)
+    n = 3
+    obs, st = jax.vmap(env.reset, in_axes=(0, None))(jax.random.split(jax.random.PRNGKey(0), n), params)
+    step = jax.jit(jax.vmap(env.step, in_axes=(0, 0, 0, None)))
+    key, ret, want, got, t_prev = jax.random.PRNGKey(1), np.zeros(n), [], [], 0
+    for t in range(1, 301):
+        key, k_act, k_step = jax.random.split(key, 3)
+        a = jax.random.randint(k_act, (n,), 0, 2)
+        out = step(jax.random.split(k_step, n), st, a, params)
+        assert len(out) == 5                          # the older tuple
+        obs, st, r, done, _ = out
+        ret += np.asarray(r)
+        for i in np.flatnonzero(np.asarray(done)):
+            want.append(ret[i])
+            ret[i] = 0.0
+        if t % 40 == 0:                               # looked at every 40 steps, as after an iteration
+            new, t_prev = ended_since(np, st, t_prev)
+            got += new
+    new, _ = ended_since(np, st, t_prev)
+    got += new
+    assert len(want) > 20 and got == pytest.approx(want)

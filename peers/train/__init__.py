@@ -11,6 +11,7 @@ run stops as soon as both hold, or when the training budget (300 s) is spent.
     cleanrl_dqn    CleanRL's dqn.py recipe (a transcription: see cleanrl_peer.py for why)
     cleanrl_pqn    CleanRL's pqn.py recipe (PQN: no replay, no target network; a transcription)
     pufferlib_ppo  PufferLib 3's trainer on its own C CartPole (puffer_peer.py)
+    rejax_pqn      rejax's PQN in JAX on gymnax's CartPole-v1, its published settings (rejax_peer.py)
 
 Every (peer, seed) runs in its own subprocess (child.py), started and timed by
 runner.run_peer_training, which returns rows (never writes them).
@@ -27,6 +28,7 @@ REGISTRY: Dict[str, Tuple[str, str, str]] = {
     "cleanrl_dqn": ("peers.train.cleanrl_peer", "run_cleanrl", "CleanRL dqn.py (transcription)"),
     "cleanrl_pqn": ("peers.train.cleanrl_pqn_peer", "run_cleanrl_pqn", "CleanRL pqn.py (transcription)"),
     "pufferlib_ppo": ("peers.train.puffer_peer", "run_puffer", "PufferLib 3 PPO, Ocean CartPole"),
+    "rejax_pqn": ("peers.train.rejax_peer", "run_rejax_pqn", "rejax PQN, JAX on gymnax (its published settings)"),
 }
 NAMES = tuple(REGISTRY)
 
