@@ -230,3 +230,27 @@ def test_a_stale_round_cost_row_is_marked_and_the_mark_explained(tmp_path):
     assert "`v5c_blocked_sparse` †" in text and "\n† a file that the row's code hashes" in text
     # the README's sentence quotes that row's round: it carries the mark too
     assert "`l1_torch_eager` (†: measured before its code last changed), 2.0x less." in chess_e2e.headline(ctx)
+
+
+def test_the_learner_target_sets_the_best_learner_against_layer_2s_products_at_the_fma_peak(monkeypatch):
+    """Per thread count, from one run: the fastest native learner's factor over l4c, the
+    layer-2 products' time at the measured FMA peak, and the share of that peak a 4x learner
+    would need (5 products of B x H x H, 2 FLOPs a multiply-add)."""
+    from report.parts import chess_learner_roof as roof
+    peaks = {1: 100e9, 2: 200e9}
+    monkeypatch.setattr(roof, "fma_peak", lambda c, t: peaks.get(t))
+
+    def row(learner, threads, s, rid="R2"):
+        return {"learner": learner, "threads": threads, "update_s": s, "run_id": rid,
+                "batch_size": 64, "hidden": 256}
+    timed = [row("l4c_native_chess", 1, 2e-3), row("l4e_lazy_adamw", 1, 1e-3),
+             row("l1_torch_eager", 1, 40e-3),                     # not a rival: not native
+             row("l4c_native_chess", 2, 1.2e-3, "R1"), row("l4e_lazy_adamw", 2, 0.6e-3, "R0")]
+    text = roof.learner_roof(None, timed)
+    flops = 2 * 5 * 64 * 256 * 256
+    assert numbers(text)[:5] == [4, 2, 5, round(flops / 1e6), 64]      # 4x; layer 2; 5 products
+    one = text[text.index("At 1 thread"):]
+    assert "`l4e_lazy_adamw` is 2.00x" in one and "2 thread" not in one  # R1 timed no rival at 2
+    floor = flops / 100e9
+    assert f"{floor / 0.5e-3:.0%} of that peak" in one and f"whole update: {floor / 1e-3:.0%}" in one
+    assert roof.learner_roof(None, [row("l4c_native_chess", 1, 2e-3)]) == ""

@@ -1,0 +1,61 @@
+"""Chess's learner target against its roof: the fastest exact CPU learner over the reference
+native learner (l4c_native_chess), both from one run, and what a learner TARGET times faster
+than l4c would have to reach: the products of layer 2 that every float32 learner of
+LEARNER.md's update computes, at the measured FMA peak. Used by chess_e2e's learner table."""
+from __future__ import annotations
+
+from typing import List, Optional
+
+from report.context import fmt_time
+from report.data import fma_peak, stale_mark
+
+BASE = "l4c_native_chess"
+TARGET = 4.0
+# Layer 2's B x H x H products an update: the online forwards of s and s', the target's of s'
+# (the masked Double DQN target), and the backward's two (its weights' gradient, and the
+# gradient into layer 1). Layers 1 and 3 are sparse in the native learners (set bits; legal
+# and taken rows); AdamW moves bytes, not FLOPs.
+LAYER2_PRODUCTS = 5
+
+
+def layer2_flops(row: dict) -> Optional[float]:
+    b, h = row.get("batch_size"), row.get("hidden")
+    return 2.0 * LAYER2_PRODUCTS * b * h * h if b and h else None
+
+
+def learner_roof(c, timed: List[dict]) -> str:
+    """One paragraph: per thread count, in the newest run that timed l4c and another native
+    CPU learner, the best one's factor over l4c, and the FMA-peak fraction of layer 2's
+    products a learner TARGET x l4c would need with every other part of its update free."""
+    base = {(r["run_id"], r["threads"]): r for r in timed if r["learner"] == BASE}
+    parts = []
+    for threads in sorted({t for _, t in base}):
+        runs = sorted(rid for rid, t in base if t == threads)
+        for rid in reversed(runs):
+            b = base[(rid, threads)]
+            rivals = [r for r in timed if r["run_id"] == rid and r["threads"] == threads
+                      and r["learner"] not in (BASE, "l1_torch_eager", "l2_torch_compile")]
+            flops, peak = layer2_flops(b), fma_peak(c, threads)
+            if not rivals or not flops or not peak:
+                continue
+            best = min(rivals, key=lambda r: r["update_s"])
+            floor = flops / peak
+            allowed = b["update_s"] / TARGET
+            parts.append(
+                f"at {threads} thread{'s' if threads > 1 else ''} (run {rid}), `{best['learner']}`"
+                f"{stale_mark(best)} is {b['update_s'] / best['update_s']:.2f}x `{BASE}` "
+                f"({fmt_time(best['update_s'])} against {fmt_time(b['update_s'])}); the layer-2 "
+                f"products take {fmt_time(floor)} at the FMA peak ({peak / 1e9:.0f} GFLOP/s), so a "
+                f"{TARGET:g}x learner, {fmt_time(allowed)} an update, would run them at "
+                f"{floor / allowed:.0%} of that peak with all the rest of its update free "
+                f"(`{best['learner']}`'s whole update: {floor / best['update_s']:.0%})")
+            break
+    if not parts:
+        return ""
+    b0 = next(iter(base.values()))
+    return (f"**The learner target** (an update >= {TARGET:g}x `{BASE}`'s, same run). Any learner "
+            f"of LEARNER.md's update in float32 computes layer 2's {LAYER2_PRODUCTS} products of "
+            f"B x H x H (the online forwards of s and s', the target's of s', the backward's two): "
+            f"{layer2_flops(b0) / 1e6:.0f} MFLOP an update at B = {b0['batch_size']}, H = "
+            f"{b0['hidden']}. " + "; ".join(p[0].upper() + p[1:] if i == 0 else p
+                                            for i, p in enumerate(parts)) + ".")
