@@ -323,6 +323,28 @@ def _unit_digest(u: Path, root_dir: Path) -> str:
     return out
 
 
+def written_since(roots: Iterable[str], since: float, root_dir: Path = ROOT) -> List[str]:
+    """The files the roots reach (modules, C++ units and the headers they include, build
+    files) last written after `since` (a time.time()), sorted."""
+    root_dir = Path(root_dir).resolve()
+    files: Set[Path] = set()
+    for name in reached_units(roots, root_dir):
+        p = root_dir / name
+        if not p.is_file():
+            continue                                     # "native module x": its files are units
+        files.add(p)
+        if p.suffix in CXX:
+            files.update(expand_cxx(p, root_dir)[1])
+    late = []
+    for p in files:
+        try:
+            if p.stat().st_mtime > since:
+                late.append(_rel(p, root_dir))
+        except OSError:
+            late.append(_rel(p, root_dir))
+    return sorted(late)
+
+
 def code_hash(roots: Iterable[str], root_dir: Path = ROOT) -> str:
     """sha256 (first 12 hex) over the sorted digests of what the roots reach: the names the
     units have today are not hashed (where code lives is not what it is)."""

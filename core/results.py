@@ -39,6 +39,7 @@ from core.source_hash import hash_memo, source_hash  # noqa: F401 (rows name the
 from core import code_hash as _code
 
 ROOT = Path(__file__).resolve().parent.parent
+STARTED = time.time()      # this process's start, near enough: before it measured anything
 RUN_ID = os.environ.get("STUDY_RUN_ID") or time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:6]
 BASE_FIELDS = ("kind", "run_id", "time", "provenance")
 # Fields a row of each kind must have to be usable (besides BASE_FIELDS).
@@ -125,20 +126,27 @@ def append(kind: str, row: dict, quick: Optional[bool] = None,
     return full
 
 
-_CODE: Dict[tuple, str] = {}
+_CODE: Dict[tuple, tuple] = {}
 
 
 def code_of(row: dict) -> dict:
     """The row's `code`: the roots it ran from and the hash of what they reach
-    (core/code_hash.py). Hashed once per set of roots in a process: the code a process runs
-    is the code it loaded, however long it then measures. A hash that cannot be taken is
-    said in the row, never a reason to lose the measurement."""
+    (core/code_hash.py). Hashed once per set of roots in a process, at its first row: a file
+    the roots reach that was written after the process started (an edit while a long run
+    measures) is named in `changed_during_run`, since the hash may then describe code the
+    run never loaded: its `hash` then says so (matching no code, so core/stale.py judges the
+    row stale) and `hash_at_write` keeps the hash taken. A hash that cannot be taken is said
+    in the row, never a reason to lose the measurement."""
     try:
         roots = _code.code_roots(row)
         key = tuple(roots)
         if key not in _CODE:
-            _CODE[key] = _code.code_hash(roots)
-        return {"scheme": _code.SCHEME, "roots": roots, "hash": _CODE[key]}
+            _CODE[key] = (_code.code_hash(roots), _code.written_since(roots, STARTED))
+        digest, late = _CODE[key]
+        if late:
+            return {"scheme": _code.SCHEME, "roots": roots, "hash": "changed-during-run",
+                    "hash_at_write": digest, "changed_during_run": late[:8]}
+        return {"scheme": _code.SCHEME, "roots": roots, "hash": digest}
     except Exception as e:                       # noqa: BLE001 (a row is never lost to it)
         return {"scheme": _code.SCHEME, "error": f"{type(e).__name__}: {e}"}
 

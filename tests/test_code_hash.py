@@ -215,3 +215,28 @@ def test_an_older_row_is_judged_by_its_commits_code_hash(tmp_path, monkeypatch):
     assert stale(peer)
     table.write_text(json.dumps({"rows": {f"c0ffee {'1' * 12} {V4}": ch.code_hash([V4])}}))
     assert not stale(peer)
+
+
+def test_a_file_written_while_a_run_measures_is_named_and_stales_the_row(tree, tmp_path, monkeypatch):
+    """written_since names the reached files written after a time, a header a unit includes
+    among them; a row whose code was written after its process started carries those files
+    (the hash may describe code the run never loaded) and is stale whatever its hash says."""
+    import time
+    from core import results
+    from report.data import stale
+    t = time.time()
+    assert ch.written_since([V5D], t + 60, tree) == []
+    header = tree / V5D / "staged.hpp"
+    os.utime(header, (t + 120, t + 120))
+    assert ch.written_since([V5D], t + 60, tree) == [V5D + "/staged.hpp"]
+    monkeypatch.setenv("STUDY_RESULTS_DIR", str(tmp_path))
+    monkeypatch.setattr(results, "_CODE", {})
+    monkeypatch.setattr(results, "STARTED", time.time() + 3600)      # nothing written since
+    row = results.append("throughput", {"workload": "chess", "version": "v4_cpp", "sources": [V4]})
+    assert "changed_during_run" not in row["code"] and not stale(row)
+    monkeypatch.setattr(results, "_CODE", {})
+    monkeypatch.setattr(results, "STARTED", 0.0)                     # every file written since
+    row = results.append("throughput", {"workload": "chess", "version": "v4_cpp", "sources": [V4]})
+    late = row["code"]["changed_during_run"]
+    assert late == ch.written_since([V4], 0.0)[:8] and "core/api.py" in late      # the first 8 named
+    assert row["code"]["hash_at_write"] == ch.code_hash([V4]) and stale(row)
