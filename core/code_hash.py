@@ -203,6 +203,21 @@ def expand_cxx(unit: Path, root_dir: Path) -> Tuple[str, List[Path]]:
     return "\n".join(out), seen
 
 
+FLAGS_FILE = "native/flags.cmake"
+_SET = re.compile(r'set\(\s*(\w+)\s+"([^"]*)"\s*\)')
+
+
+def cmake_text(p: Path, root_dir: Path) -> str:
+    """A build file's text as hashed: comments out, and the variables of the shared settings
+    (FLAGS_FILE's `set(NAME "value")`) replaced by their values, so that a row hashes the flags
+    a module is built with, wherever they are written."""
+    shared = re.sub(r"#[^\n]*", "", _read(root_dir / FLAGS_FILE) or "")
+    text = re.sub(r"#[^\n]*", "", _read(p) or "")
+    for name, value in _SET.findall(shared):
+        text = text.replace("${" + name + "}", value)
+    return text
+
+
 def native_modules(root_dir: Path) -> Dict[str, dict]:
     """Every native module a native.cmake declares: {name: {"units": [Path], "options": str}}."""
     key = ("native-modules", str(root_dir))
@@ -211,7 +226,7 @@ def native_modules(root_dir: Path) -> Dict[str, dict]:
     mods = {}
     for frag in sorted(root_dir.glob("versions/*/*/native.cmake")) + sorted(root_dir.glob("learners/*/native.cmake")) \
             + sorted(root_dir.glob("algorithms/*/native.cmake")) + sorted(root_dir.glob("algorithms/*/*/native.cmake")):
-        text = re.sub(r"#[^\n]*", "", _read(frag) or "")
+        text = cmake_text(frag, root_dir)
         for m in _ADD_MODULE.finditer(text):
             args = m.group(2).replace("${CMAKE_CURRENT_LIST_DIR}", str(frag.parent)) \
                              .replace("${STUDY_REPO_ROOT}", str(root_dir))
@@ -257,7 +272,7 @@ def reached_units(roots: Iterable[str], root_dir: Path = ROOT) -> Dict[str, List
                 cxx_units.append(f)
             elif f.name in ("native.cmake", "CMakeLists.txt"):
                 settings[_rel(f, root_dir)] = " ".join(
-                    t for t in re.sub(r"#[^\n]*", "", _read(f) or "").split() if "/" not in t)
+                    t for t in cmake_text(f, root_dir).split() if "/" not in t)
     done: Set[Path] = set()
     strings: Set[str] = set()
     todo = list(py)
@@ -292,7 +307,7 @@ def reached_units(roots: Iterable[str], root_dir: Path = ROOT) -> Dict[str, List
     if used:
         cml = root_dir / "native" / "CMakeLists.txt"
         settings["native/CMakeLists.txt"] = " ".join(
-            t for t in re.sub(r"#[^\n]*", "", _read(cml) or "").split() if "/" not in t)
+            t for t in cmake_text(cml, root_dir).split() if "/" not in t)
     units: Dict[str, List[str]] = {}
     for p in sorted(done):
         rel = _rel(p, root_dir)

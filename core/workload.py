@@ -28,26 +28,6 @@ class Outcome:
 
 
 @dataclass(frozen=True)
-class Case:
-    """One verification scenario of a rung, for every workload's verifier: `calls` x
-    generate(`steps`) over `n_envs` environments (or games) from `seed` under `policy`, with
-    the network's weights from the seed, or from `weights()` where given."""
-    label: str
-    n_envs: int
-    steps: int
-    calls: int
-    seed: int
-    policy: str
-    epsilon: float = 0.1
-    weights: Optional[Callable[[], Any]] = None
-
-    def config(self, workers: int = 1):
-        from core.api import GenConfig
-        return GenConfig(n_envs=self.n_envs, seed=self.seed, policy=self.policy, epsilon=self.epsilon,
-                         weights=None if self.weights is None else self.weights(), workers=workers)
-
-
-@dataclass(frozen=True)
 class Workload:
     title: str
     """The report's name for it, e.g. "CartPole-v1"."""

@@ -25,7 +25,8 @@ from core import rng
 from core.batches import run_batches
 from core.api import GenConfig, StudyError, balancing_weights, check_weights
 from core.spec import BATCH, CARTPOLE
-from core.workload import Case, Outcome
+from core.verify_case import Case
+from core.workload import Outcome
 
 ARRAY_NAMES = BATCH.names
 

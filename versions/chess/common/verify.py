@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Callable, Dict, List, Optional
 
 from core.batches import run_batches  # noqa: F401  (tests import it from here)
-from core.workload import Case, Outcome
+from core.verify_case import Case
+from core.workload import Outcome
 
 from .replay import compare_batches, verify_replay
 
