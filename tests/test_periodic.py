@@ -307,3 +307,37 @@ def test_an_e2e_row_whose_code_changed_is_marked(tmp_path):
     text = trained.render(Context(results_dir=d, report_dir=tmp_path / "report"))
     assert "| SB3 DQN † | 0/3 |" in text and "| `vA x lB` | 3/3 |" in text
     assert "† the code these rows ran has changed since" in text
+
+
+def test_a_peer_timed_in_another_run_gets_no_ratio(tmp_path, monkeypatch):
+    """The table's ratios and the quickest-peer sentence divide two medians of one run only:
+    a peer from another run is said to be, with both times and no ratio."""
+    from core import results
+    from report.context import Context
+    from report.sections import trained
+    d = tmp_path / "results"
+    results.append("e2e", _ours(100, 4.0, True), directory=d)
+    results.append("e2e_periodic", {**_ours(100, 2.0, False), "periodic": _periodic(2.0),
+                                     "config": {"stop_at": "periodic", "envs": 20, "steps": 32}}, directory=d)
+    monkeypatch.setattr(results, "RUN_ID", "20990101T000000-other")
+    results.append("e2e", _peer(100, 3.0, True), directory=d)
+    results.append("e2e_periodic", _peer(100, 1.0, False, stop_at="periodic", periodic=_periodic(1.0, 40_000)),
+                   directory=d)
+    text = trained.render(Context(results_dir=d, report_dir=tmp_path / "report"))
+    peer = {r["Who"]: r for r in md_table(text, "Env steps at the pass (median)")}["SB3 DQN"]
+    assert peer["x the fastest of ours"] == "other run" and peer["x the fastest of ours (2)"] == "other run"
+    assert "(different runs: no ratio)" in text and "our time (same run)" not in text
+
+
+def test_the_work_note_says_fewer_updates_where_a_peer_needs_fewer():
+    """A peer's updates against ours: the cost of each where the counts are alike and the peer
+    is slower; 'fewer than ours' where it needs fewer; a multiple where it needs more."""
+    from report.sections.trained import work_note
+
+    def s(field, n):
+        return {"rows": [{"solved": True, field: n}]}
+    ours = s("updates", 30_000)
+    assert work_note(s("gradient_updates", 10_000), ours, slower=False).endswith(": 3.0x fewer than ours.")
+    assert "not their number" in work_note(s("gradient_updates", 33_000), ours, slower=True)
+    assert work_note(s("gradient_updates", 33_000), ours, slower=False).endswith("about as many as ours.")
+    assert work_note(s("gradient_updates", 90_000), ours, slower=True).endswith("3.0x the updates, besides what each costs.")

@@ -86,7 +86,9 @@ def paragraph(ctx, sums: dict, psums: dict, g: dict, pg: dict, label) -> List[st
                      _time(p, periodic=True), _ratio(p, psums.get(best_p)),
                      f"{p['steps']:,.0f}" if p and p.get("steps") else "-",
                      f"{p['train_mean']:.0f}" if p and p.get("train_mean") is not None else "-"))
-    out += [md_table(["Who", "Study's criterion", "x the fastest of ours",
+    out += ["Each ratio divides two medians of one run; *other run*: the row and the fastest of ours "
+            "were timed in different runs, so no ratio is given.", "",
+            md_table(["Who", "Study's criterion", "x the fastest of ours",
                       "Practitioner's criterion", "x the fastest of ours",
                       "Env steps at the pass (median)", "Last-100 training mean at the pass"],
                      rows), ""]
@@ -154,8 +156,12 @@ def _time(s, periodic=False) -> str:
 
 
 def _ratio(s, best) -> str:
+    """The row's median over the fastest of ours, only where one run timed both."""
     if not s or not best or not s.get("n") or s.get("median") is None:
         return "-"
+    from report.data import share_a_run
+    if not share_a_run(s.get("rows", []), best.get("rows", [])):
+        return "other run"
     if math.isinf(s["median"]):
         return f"> {s['budget'] / best['median']:.0f}x"
     return f"{s['median'] / best['median']:.1f}x"
@@ -167,9 +173,12 @@ def _gap_note(psums: dict, best, pg: dict, label) -> str:
     if not peers or not psums[best].get("steps"):
         return ""
     k, s = min(peers, key=lambda ks: ks[1]["median"])
+    from report.data import share_a_run
+    b = psums[best]
+    when = (f"in {s['median'] / b['median']:.1f}x our time (same run)" if share_a_run(s["rows"], b["rows"])
+            else f"in {fmt_s(s['median'])} against our {fmt_s(b['median'])} (different runs: no ratio)")
     return (f"The quickest peer by this criterion, {label(k, pg[k])}, passes after a median "
-            f"{s['steps']:,.0f} environment steps against our {psums[best]['steps']:,.0f}, "
-            f"in {s['median'] / psums[best]['median']:.1f}x our time.")
+            f"{s['steps']:,.0f} environment steps against our {b['steps']:,.0f}, {when}.")
 
 
 def headline(pg: dict, label) -> str:

@@ -213,17 +213,21 @@ def ratios(sums, g) -> List[str]:
             lines.append(f"- {label(k, g[k])}: did not solve in most seeds within {s['budget']:g} s"
                          + (f", so its time is over {s['budget'] / sums[best]['median']:.0f}x ours." if same
                             else f" (run {s['rows'][0]['run_id']})."))
-        elif same:
+        elif same and m >= sums[best]["median"]:
             lines.append(f"- {m / sums[best]['median']:.1f}x sooner than {label(k, g[k])} "
-                         f"({fmt_s(m)}, same run)." + (work_note(s, sums[best]) if k[0] == "peer" else ""))
+                         f"({fmt_s(m)}, same run)." + (work_note(s, sums[best], True) if k[0] == "peer" else ""))
+        elif same:
+            lines.append(f"- {label(k, g[k])} solves {sums[best]['median'] / m:.1f}x sooner than ours "
+                         f"({fmt_s(m)}, same run)." + (work_note(s, sums[best], False) if k[0] == "peer" else ""))
         else:
             lines.append(f"- {label(k, g[k])}: {fmt_s(m)} (run {s['rows'][0]['run_id']}; no ratio "
-                         "across runs)." + (work_note(s, sums[best]) if k[0] == "peer" else ""))
+                         "across runs)." + (work_note(s, sums[best], m > sums[best]["median"])
+                                            if k[0] == "peer" else ""))
     return lines + [""]
 
 
-def work_note(peer: dict, best: dict) -> str:
-    """Why a solved peer is slower: the updates its solved runs took against ours."""
+def work_note(peer: dict, best: dict, slower: bool = True) -> str:
+    """The updates a solved peer's runs took against ours: why it is slower, where it is."""
     def med(s, *fields):
         v = [r.get(f) for r in s["rows"] if r.get("solved") for f in fields if r.get(f) is not None]
         return statistics.median(v) if v else None
@@ -231,9 +235,12 @@ def work_note(peer: dict, best: dict) -> str:
     if not pu or not ou:
         return ""
     text = f" Its solved runs took a median {pu:,.0f} gradient updates against our {ou:,.0f}"
+    if pu < ou / 1.2:
+        return text + f": {ou / pu:.1f}x fewer than ours."
     if pu <= 1.2 * ou:
-        return text + ": the gap is the cost of each update and environment step, not their number."
-    return text + f": {pu / ou:.1f}x the updates, besides what each costs."
+        return text + (": the gap is the cost of each update and environment step, not their number."
+                       if slower else ": about as many as ours.")
+    return text + f": {pu / ou:.1f}x the updates" + (", besides what each costs." if slower else ".")
 
 
 def figure(ctx, sums, g, order) -> Optional[str]:
