@@ -240,3 +240,23 @@ def test_a_file_written_while_a_run_measures_is_named_and_stales_the_row(tree, t
     late = row["code"]["changed_during_run"]
     assert late == ch.written_since([V4], 0.0)[:8] and "core/api.py" in late      # the first 8 named
     assert row["code"]["hash_at_write"] == ch.code_hash([V4]) and stale(row)
+
+
+def test_the_floating_point_flags_are_written_once_and_hashed_as_built(tree):
+    """No native.cmake spells out the exact-float flags (native/flags.cmake states them); the
+    hash reads a build file with the variable expanded, so a module's options are its flags,
+    and changing the one definition changes the hash of a part built with it."""
+    spelled = [p for p in ROOT.glob("*/**/native.cmake")
+               if "build" not in p.parts and "-ffp-contract=off" in p.read_text()]
+    assert spelled == []
+    text = ch.cmake_text(ROOT / "learners/l4_native_round/native.cmake", ROOT)
+    assert "-ffp-contract=off -fno-fast-math" in text and "STUDY_EXACT_FLOAT" not in text
+    assert "-ffp-contract=off" in ch.native_modules(ROOT)["_l4_native_round_portable"]["options"]
+    root = ["learners/l4_native_round"]
+    before = ch.code_hash(root, tree)
+    edit(tree / "native/flags.cmake", "-fno-fast-math", "-fno-fast-math -funroll-loops")
+    try:
+        assert ch.code_hash(root, tree) != before
+    finally:
+        edit(tree / "native/flags.cmake", "-fno-fast-math -funroll-loops", "-fno-fast-math")
+    assert ch.code_hash(root, tree) == before
