@@ -159,3 +159,18 @@ def test_the_command_line_says_budget_x_where_the_peers_budget_was_a_multiple():
     from report.sections.chess_peers_train import budget_option
     assert budget_option({"budget_s": 1187.5}) == "1187.5"
     assert budget_option({"budget_s": 1187.5, "budget_x": 100.0, "ours_budget_s": 600.0}) == "600 --budget-x 100"
+
+
+def test_a_run_stopped_part_way_or_without_a_peer_is_not_shown():
+    """complete_runs: a run whose entries all have the same seeds and that trained a peer;
+    one stopped after a peer's first seed, or one that trained only the pair, is left out."""
+    from report.sections.chess_peers_train import complete_runs
+
+    def row(rid, seed, peer=None, entry="v x l"):
+        return {"run_id": rid, "seed": seed, "family": "peer" if peer else "ladder", "peer": peer,
+                "entry": entry}
+    rows = ([row("A", s) for s in (1, 2, 3)] + [row("A", s, "pz") for s in (1, 2, 3)]
+            + [row("A", s, "ladder") for s in (1, 2, 3)]
+            + [row("B", s) for s in (1, 2, 3)] + [row("B", 1, "pz")]          # stopped part-way
+            + [row("C", s) for s in (1, 2, 3)])                                # the pair alone
+    assert complete_runs(rows) == {"A"}

@@ -16,10 +16,28 @@ def _long(s) -> str:
     return "-" if s is None else (f"{s / 60:.1f} min" if s >= 600 else fmt_time(s))
 
 
+def complete_runs(rows) -> set:
+    """The runs that trained a peer and ended: every entry of the run has as many seeds as its
+    most-seeded one (a run stopped part-way, or one that trained only the study's pair, is
+    left out; its rows stay in results/)."""
+    by_run = {}
+    for r in rows:
+        key = r["peer"] if r.get("family") == "peer" else r.get("entry")
+        by_run.setdefault(r["run_id"], {}).setdefault(key, set()).add(r.get("seed"))
+    return {rid for rid, entries in by_run.items()
+            if any(r.get("family") == "peer" for r in rows if r["run_id"] == rid)
+            and len({len(s) for s in entries.values()}) == 1}
+
+
 def groups(c) -> dict:
-    """entry -> the rows of its newest run (a peer's name, or 'rung x learner' for ours)."""
+    """entry -> the rows of its newest complete run (complete_runs; a peer's name, or 'rung x
+    learner' for ours)."""
     out = {}
-    for r in c.rows(KIND):
+    rows = c.rows(KIND)
+    done = complete_runs(rows)
+    for r in rows:
+        if r["run_id"] not in done:
+            continue
         out.setdefault(r["peer"] if r.get("family") == "peer" else r.get("entry"), []).append(r)
     for k, rows in out.items():
         newest = max(r["run_id"] for r in rows)
