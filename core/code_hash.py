@@ -21,7 +21,8 @@ from typing import Dict, Iterable, List, Optional, Set, Tuple
 ROOT = Path(__file__).resolve().parent.parent
 SCHEME = 2
 NEVER_HASHED = ("harness/", "tests/", "report/", "scripts/", "build/", ".venv")
-RECORDING = ("core/results.py", "core/machine.py", "core/source_hash.py", "core/code_hash.py")
+RECORDING = ("core/results.py", "core/machine.py", "core/source_hash.py", "core/code_hash.py",
+             "core/code_written.py")
 PART_FIELDS = {"version": ("versions/{workload}/{}",), "learner": ("learners/{}",),
                "algorithm": ("algorithms/{}", "algorithms/{workload}/{}")}
 SKIP_DIRS = ("build", "results", "__pycache__", "node_modules")
@@ -336,28 +337,6 @@ def _unit_digest(u: Path, root_dir: Path) -> str:
     if _memo_on:
         _render[key] = out
     return out
-
-
-def written_since(roots: Iterable[str], since: float, root_dir: Path = ROOT) -> List[str]:
-    """The files the roots reach (modules, C++ units and the headers they include, build
-    files) last written after `since` (a time.time()), sorted."""
-    root_dir = Path(root_dir).resolve()
-    files: Set[Path] = set()
-    for name in reached_units(roots, root_dir):
-        p = root_dir / name
-        if not p.is_file():
-            continue                                     # "native module x": its files are units
-        files.add(p)
-        if p.suffix in CXX:
-            files.update(expand_cxx(p, root_dir)[1])
-    late = []
-    for p in files:
-        try:
-            if p.stat().st_mtime > since:
-                late.append(_rel(p, root_dir))
-        except OSError:
-            late.append(_rel(p, root_dir))
-    return sorted(late)
 
 
 def code_hash(roots: Iterable[str], root_dir: Path = ROOT) -> str:

@@ -37,6 +37,7 @@ from .errors import StudyError
 from core.machine import machine, machine_id, provenance
 from core.source_hash import hash_memo, source_hash  # noqa: F401 (rows name their code: results.source_hash)
 from core import code_hash as _code
+from core import code_written as _written
 
 ROOT = Path(__file__).resolve().parent.parent
 STARTED = time.time()      # this process's start, near enough: before it measured anything
@@ -141,7 +142,7 @@ def code_of(row: dict) -> dict:
         roots = _code.code_roots(row)
         key = tuple(roots)
         if key not in _CODE:
-            _CODE[key] = (_code.code_hash(roots), _code.written_since(roots, STARTED))
+            _CODE[key] = (_code.code_hash(roots), _written.written_since(roots, STARTED))
         digest, late = _CODE[key]
         if late:
             return {"scheme": _code.SCHEME, "roots": roots, "hash": "changed-during-run",

@@ -223,12 +223,13 @@ def test_a_file_written_while_a_run_measures_is_named_and_stales_the_row(tree, t
     (the hash may describe code the run never loaded) and is stale whatever its hash says."""
     import time
     from core import results
+    from core.code_written import written_since
     from report.data import stale
     t = time.time()
-    assert ch.written_since([V5D], t + 60, tree) == []
+    assert written_since([V5D], t + 60, tree) == []
     header = tree / V5D / "staged.hpp"
     os.utime(header, (t + 120, t + 120))
-    assert ch.written_since([V5D], t + 60, tree) == [V5D + "/staged.hpp"]
+    assert written_since([V5D], t + 60, tree) == [V5D + "/staged.hpp"]
     monkeypatch.setenv("STUDY_RESULTS_DIR", str(tmp_path))
     monkeypatch.setattr(results, "_CODE", {})
     monkeypatch.setattr(results, "STARTED", time.time() + 3600)      # nothing written since
@@ -238,7 +239,7 @@ def test_a_file_written_while_a_run_measures_is_named_and_stales_the_row(tree, t
     monkeypatch.setattr(results, "STARTED", 0.0)                     # every file written since
     row = results.append("throughput", {"workload": "chess", "version": "v4_cpp", "sources": [V4]})
     late = row["code"]["changed_during_run"]
-    assert late == ch.written_since([V4], 0.0)[:8] and "core/api.py" in late      # the first 8 named
+    assert late == written_since([V4], 0.0)[:8] and "core/api.py" in late      # the first 8 named
     assert row["code"]["hash_at_write"] == ch.code_hash([V4]) and stale(row)
 
 

@@ -341,3 +341,11 @@ def test_the_work_note_says_fewer_updates_where_a_peer_needs_fewer():
     assert "not their number" in work_note(s("gradient_updates", 33_000), ours, slower=True)
     assert work_note(s("gradient_updates", 33_000), ours, slower=False).endswith("about as many as ours.")
     assert work_note(s("gradient_updates", 90_000), ours, slower=True).endswith("3.0x the updates, besides what each costs.")
+
+
+def test_a_peer_faster_than_ours_is_said_to_be_sooner_not_0x():
+    from report.parts.trained_peers import sooner
+    assert sooner(1.39, 0.675, "the peer") == "2.1x later than the peer"
+    assert sooner(4.0, 3.3, "the peer") == "1.2x later than the peer"
+    assert sooner(1.0, 24.0, "the peer") == "24x sooner than the peer"
+    assert sooner(2.0, 3.0, "the peer") == "1.5x sooner than the peer"

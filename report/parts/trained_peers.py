@@ -14,6 +14,13 @@ from core.spec import CARTPOLE
 TARGETS = {"cleanrl_dqn": 40.0, "sbx_dqn": 10.0}
 
 
+def sooner(ours: float, other: float, who: str) -> str:
+    """Which of two medians of one run is sooner, by how much (two figures below 10x)."""
+    x = max(ours, other) / min(ours, other)
+    times = f"{x:.0f}x" if x >= 10 else f"{x:.1f}x"
+    return f"{times} sooner than {who}" if other >= ours else f"{times} later than {who}"
+
+
 def fmt_s(x: Optional[float], budget=None) -> str:
     if x is None:
         return "-"

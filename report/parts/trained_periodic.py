@@ -10,7 +10,7 @@ from typing import Dict, List, Optional
 
 from core.spec import CARTPOLE
 from report.context import md_table
-from report.parts.trained_peers import fmt_s, inf_quartiles
+from report.parts.trained_peers import fmt_s, inf_quartiles, sooner
 
 
 def passed_s(r: dict) -> float:
@@ -194,8 +194,8 @@ def headline(pg: dict, label) -> str:
     if not finite(s):
         vs = f"while no peer passed in most seeds within {s['budget']:g} s"
     elif share_a_run(b["rows"], s["rows"]):
-        vs = (f"{s['median'] / b['median']:.0f}x sooner than the quickest peer, {label(k, pg[k])} "
-              f"({fmt_s(s['median'])}, same run)")
+        vs = (sooner(b["median"], s["median"], f"the quickest peer, {label(k, pg[k])}")
+              + f" ({fmt_s(s['median'])}, same run)")
     else:
         vs = (f"the quickest peer, {label(k, pg[k])}, in {fmt_s(s['median'])} (run "
               f"{max(r['run_id'] for r in s['rows'])}; ours run {b['rows'][0]['run_id']}: "

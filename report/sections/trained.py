@@ -9,7 +9,7 @@ from report.context import md_table
 from report.data import share_a_run
 from report.parts import trained_periodic as periodic
 from report.parts.trained_rows import CRITERION, groups, last_return, summary  # noqa: F401
-from report.parts.trained_peers import (diagnostic_cells, diagnostic_note, fmt_s,
+from report.parts.trained_peers import (diagnostic_cells, diagnostic_note, fmt_s, sooner,
                                            inf_quartiles, steps_text, targets)
 
 def label(key, rows) -> str:
@@ -327,7 +327,7 @@ def vs(ours: dict, other: dict, who: str) -> str:
     """`who`'s median beside ours: a ratio when one run timed both, else both times with
     their runs and no ratio (a ratio's two sides come from one run)."""
     if share_a_run(ours["rows"], other["rows"]):
-        return f"{other['median'] / ours['median']:.0f}x sooner than {who} ({fmt_s(other['median'])}, same run)"
+        return sooner(ours["median"], other["median"], who) + f" ({fmt_s(other['median'])}, same run)"
     return f"{who} {fmt_s(other['median'])} (run {max(r['run_id'] for r in other['rows'])})"
 
 
