@@ -18,11 +18,13 @@ import sys
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
+from core.build_text import cmake_text
+
 ROOT = Path(__file__).resolve().parent.parent
 SCHEME = 2
 NEVER_HASHED = ("harness/", "tests/", "report/", "scripts/", "build/", ".venv")
 RECORDING = ("core/results.py", "core/machine.py", "core/source_hash.py", "core/code_hash.py",
-             "core/code_written.py")
+             "core/code_written.py", "core/build_text.py")
 PART_FIELDS = {"version": ("versions/{workload}/{}",), "learner": ("learners/{}",),
                "algorithm": ("algorithms/{}", "algorithms/{workload}/{}")}
 SKIP_DIRS = ("build", "results", "__pycache__", "node_modules")
@@ -202,21 +204,6 @@ def expand_cxx(unit: Path, root_dir: Path) -> Tuple[str, List[Path]]:
                 out.append(line)
     walk(unit)
     return "\n".join(out), seen
-
-
-FLAGS_FILE = "native/flags.cmake"
-_SET = re.compile(r'set\(\s*(\w+)\s+"([^"]*)"\s*\)')
-
-
-def cmake_text(p: Path, root_dir: Path) -> str:
-    """A build file's text as hashed: comments out, and the variables of the shared settings
-    (FLAGS_FILE's `set(NAME "value")`) replaced by their values, so that a row hashes the flags
-    a module is built with, wherever they are written."""
-    shared = re.sub(r"#[^\n]*", "", _read(root_dir / FLAGS_FILE) or "")
-    text = re.sub(r"#[^\n]*", "", _read(p) or "")
-    for name, value in _SET.findall(shared):
-        text = text.replace("${" + name + "}", value)
-    return text
 
 
 def native_modules(root_dir: Path) -> Dict[str, dict]:

@@ -253,4 +253,7 @@ def test_the_learner_target_sets_the_best_learner_against_layer_2s_products_at_t
     assert "`l4e_lazy_adamw` is 2.00x" in one and "2 thread" not in one  # R1 timed no rival at 2
     floor = flops / 100e9
     assert f"{floor / 0.5e-3:.0%} of that peak" in one and f"whole update: {floor / 1e-3:.0%}" in one
+    assert "past the roof" not in text
+    fast_base = roof.learner_roof(None, [row("l4c_native_chess", 1, 1e-3), row("l4e_lazy_adamw", 1, 0.8e-3)])
+    assert f"{flops / 100e9 / 0.25e-3:.0%} of that peak" in fast_base and "past the roof" in fast_base
     assert roof.learner_roof(None, [row("l4c_native_chess", 1, 2e-3)]) == ""

@@ -47,8 +47,10 @@ def learner_roof(c, timed: List[dict]) -> str:
                 f"({fmt_time(best['update_s'])} against {fmt_time(b['update_s'])}); the layer-2 "
                 f"products take {fmt_time(floor)} at the FMA peak ({peak / 1e9:.0f} GFLOP/s), so a "
                 f"{TARGET:g}x learner, {fmt_time(allowed)} an update, would run them at "
-                f"{floor / allowed:.0%} of that peak with all the rest of its update free "
-                f"(`{best['learner']}`'s whole update: {floor / best['update_s']:.0%})")
+                f"{floor / allowed:.0%} of that peak with all the rest of its update free"
+                + (f" (past the roof: no float32 learner of this update can be {TARGET:g}x this l4c)"
+                   if floor > allowed else "")
+                + f" (`{best['learner']}`'s whole update: {floor / best['update_s']:.0%})")
             break
     if not parts:
         return ""
