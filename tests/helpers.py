@@ -114,3 +114,29 @@ def md_table(text: str, header: str) -> list:
     found = [t for t in md_tables(text) if t and header in t[0]]
     assert len(found) == 1, f"{len(found)} tables with a column {header!r}"
     return found[0]
+
+
+def chess_trace(learner, cfg, replay, checkpoints):
+    """A chess learner's weights, target weights and losses at each checkpoint (cumulative
+    updates), and the learner."""
+    impl = learner.make(cfg, replay)
+    out, done = [], 0
+    losses = np.zeros(max(checkpoints), np.float32)
+    for k in checkpoints:
+        impl.learn(k - done, losses[done:k])
+        done = k
+        out.append((impl.weights(), impl.target_weights(), losses[:k].copy()))
+    return out, impl
+
+
+def same_weights(a, b):
+    return all(np.array_equal(a[k], b[k]) for k in a)
+
+
+def assert_equal_traces(got, ref, checkpoints):
+    for k, (w, t, l), (rw, rt, rl) in zip(checkpoints, got, ref):
+        assert np.array_equal(l, rl), f"losses differ by update {k}"
+        bad = [key for key in w if not np.array_equal(w[key], rw[key])]
+        assert not bad, f"policy {bad} differ after {k} updates"
+        bad = [key for key in t if not np.array_equal(t[key], rt[key])]
+        assert not bad, f"target {bad} differ after {k} updates"

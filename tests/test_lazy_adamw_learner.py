@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from core.discover import get_learner, reference_learner
+from tests.helpers import assert_equal_traces as _assert_equal_traces, chess_trace as _trace, same_weights as _same
 
 NAME, DENSE = "l4e_lazy_adamw", "l4c_native_chess"
 CHECKPOINTS = (1, 7, 50, 300)
@@ -35,31 +36,6 @@ def dense():
 def replay():
     from versions.chess.common.learn import fixed_replay
     return fixed_replay()
-
-
-def _trace(learner, cfg, replay, checkpoints):
-    """Weights, target weights and losses at each checkpoint (cumulative updates)."""
-    impl = learner.make(cfg, replay)
-    out, done = [], 0
-    losses = np.zeros(max(checkpoints), np.float32)
-    for k in checkpoints:
-        impl.learn(k - done, losses[done:k])
-        done = k
-        out.append((impl.weights(), impl.target_weights(), losses[:k].copy()))
-    return out, impl
-
-
-def _same(a, b):
-    return all(np.array_equal(a[k], b[k]) for k in a)
-
-
-def _assert_equal_traces(got, ref, checkpoints):
-    for k, (w, t, l), (rw, rt, rl) in zip(checkpoints, got, ref):
-        assert np.array_equal(l, rl), f"losses differ by update {k}"
-        bad = [key for key in w if not np.array_equal(w[key], rw[key])]
-        assert not bad, f"policy {bad} differ after {k} updates"
-        bad = [key for key in t if not np.array_equal(t[key], rt[key])]
-        assert not bad, f"target {bad} differ after {k} updates"
 
 
 @pytest.mark.parametrize("settings,checkpoints", [

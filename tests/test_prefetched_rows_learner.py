@@ -1,0 +1,83 @@
+"""L4f (learners/l4f_prefetched_rows): L4c's chess update with a per-row phase and a layer-1
+backward that prefetch and block what they read. Its weights (policy and target) and losses
+equal L4c's bit for bit at the contract's settings, at a recipe's (H 48, B 2048: the
+narrowest layer-1 tail) and at widths that leave 1..7 vectors in layer 1's tail, at 1, 2 and
+3 threads, with the tests-only mutations too; it passes the chess learner checks, and a
+broken variant of it does not."""
+import pytest
+
+from core.discover import get_learner, reference_learner
+from tests.helpers import assert_equal_traces, chess_trace
+
+NAME, DENSE = "l4f_prefetched_rows", "l4c_native_chess"
+RECIPE = dict(hidden=48, batch_size=2048, gamma=0.9, lr=1e-3, target_period=32)
+
+
+def _available(name):
+    lr = get_learner(name)
+    why = lr.unavailable_reason()
+    if why:
+        pytest.skip(f"{name}: {why}")
+    return lr
+
+
+@pytest.fixture(scope="module")
+def fast():
+    return _available(NAME)
+
+
+@pytest.fixture(scope="module")
+def dense():
+    return _available(DENSE)
+
+
+@pytest.fixture(scope="module")
+def replay():
+    from versions.chess.common.learn import fixed_replay
+    return fixed_replay()
+
+
+@pytest.mark.parametrize("settings,checkpoints", [
+    ({}, (1, 7, 50, 140)),                              # the contract: H 256, B 64, a copy at 128
+    (RECIPE, (1, 7, 40)),                               # a8's settings: copies every 32
+    (dict(hidden=17, batch_size=33, target_period=5), (1, 12)),    # odd sizes: tails of rows and tiles
+    (dict(hidden=100, batch_size=70, double=False), (1, 9)),       # the target net's argmax
+    (dict(hidden=8, batch_size=40, target="soft", tau=0.3), (1, 6)),
+], ids=["contract", "recipe", "odd", "single", "soft"])
+def test_weights_equal_l4c_bit_for_bit(fast, dense, replay, settings, checkpoints):
+    from versions.chess.common.learn_verify import chess_config
+    ref, _ = chess_trace(dense, chess_config(seed=2 ** 64 - 1, threads=1, **settings), replay, checkpoints)
+    for threads in (1, 2, 3):
+        got, _ = chess_trace(fast, chess_config(seed=2 ** 64 - 1, threads=threads, **settings), replay, checkpoints)
+        assert_equal_traces(got, ref, checkpoints)
+
+
+@pytest.mark.parametrize("mutation", [1, 2], ids=["huber_beta_2", "no_legal_mask"])
+def test_mutations_take_the_same_path_as_l4c(fast, dense, replay, monkeypatch, mutation):
+    """The tests-only mutations reach rows() and targets() (beta, the unmasked argmax): the
+    two learners, mutated alike, still agree bit for bit, and differ from the unmutated."""
+    from learners.l4c_native_chess.learner import ChessRoundLearner
+    from versions.chess.common.learn_verify import chess_config
+    cfg = chess_config(seed=3, threads=2, hidden=24, batch_size=96)
+    clean, _ = chess_trace(fast, cfg, replay, (5,))
+    monkeypatch.setattr(ChessRoundLearner, "mutation", mutation)
+    ref, _ = chess_trace(dense, cfg, replay, (5,))
+    got, _ = chess_trace(fast, cfg, replay, (5,))
+    assert_equal_traces(got, ref, (5,))
+    assert not (clean[0][2] == got[0][2]).all(), "the mutation changed nothing: the test cannot tell"
+
+
+def test_passes_the_chess_learner_checks(fast):
+    from versions.chess.common.learn_verify import ChessLearnerVerifier
+    out = ChessLearnerVerifier(reference_learner(), seeds=(0,)).verify(fast)
+    bad = [f"[{o.check}] {o.case}: {o.detail}" for o in out if not o.ok]
+    assert out and not bad, "\n".join(bad)
+
+
+def test_a_broken_variant_fails_the_chess_checks(fast, monkeypatch):
+    from learners.l4c_native_chess.learner import ChessRoundLearner
+    from versions.chess.common import learn_verify
+    monkeypatch.setattr(learn_verify, "K", 10)
+    monkeypatch.setattr(ChessRoundLearner, "mutation", 2)       # the argmax over every action
+    out = learn_verify.ChessLearnerVerifier(reference_learner(), seeds=(0,)).verify(fast)
+    assert any(not o.ok for o in out), "a learner that ignores the legal mask passed"
