@@ -64,7 +64,7 @@ e2e: build
 	bash peers/train/setup_puffer.sh || echo "e2e: pufferlib could not be built; its row will say why"
 	$(VPY) -m harness e2e $(BENCH_FLAGS); rc=$$?; \
 	$(VPY) -m harness e2e --stop-at periodic --trials 0 $(BENCH_FLAGS); rc2=$$?; \
-	$(VPY) -m harness chess-peers-train --ours l4c_native_chess --ours-recipe $(CHESS_RECIPE) $(CHESS_PEERS); rc3=$$?; \
+	$(VPY) -m harness chess-peers-train --ours l4f_prefetched_rows --ours-recipe $(CHESS_RECIPE) $(CHESS_PEERS); rc3=$$?; \
 	$(VPY) -m harness report $(BENCH_FLAGS) && exit $$((rc | rc2 | rc3))
 
 bench-gpu: setup
