@@ -89,6 +89,13 @@ def bf16_lines(ctx, name: str) -> List[str]:
     return [x for x in bf16.lines(ctx) if x and not x.startswith("**bf16 here:**")]   # the skip: above
 
 
+def _vs(other: dict, row: dict, what: str) -> str:
+    """A speedup over another row where both come from one run; else only that it is another run's."""
+    if other.get("run_id") != row.get("run_id"):
+        return f"{what}: another run"
+    return f"{_x(other['update_s'] / row['update_s'])} {what}"
+
+
 def learner_block(ctx, name: str) -> Optional[str]:
     """One line per thread count: the learner's time per update with its IQR, against L1 at
     1 thread and the learner below at 1 thread (the report's learner table)."""
@@ -114,10 +121,9 @@ def learner_block(ctx, name: str) -> Optional[str]:
         iqr = (f" [IQR {fmt_time(sp['q1'])}-{fmt_time(sp['q3'])}]"
                if isinstance(sp, dict) and "q1" in sp and "q3" in sp else "")
         others = [ref] + ([below] if r["threads"] == 1 and below is not ref else [])
-        vs = [f"{_x(o['update_s'] / r['update_s'])} {o['learner']} at 1 thread"
-              for o in others if o is not None and o["learner"] != name]
+        vs = [_vs(o, r, f"{o['learner']} at 1 thread") for o in others if o is not None and o["learner"] != name]
         if own1 is not None and own1 is not r:
-            vs.append(f"{_x(own1['update_s'] / r['update_s'])} its 1 thread")
+            vs.append(_vs(own1, r, "its 1 thread"))
         ranks = f" x {r['ranks']} ranks" if r.get("ranks", 1) > 1 else ""
         lines.append(f"- {r['threads']} thread{'s' if r['threads'] > 1 else ''}{ranks}: "
                      f"{fmt_time(r['update_s'])} per update{iqr}" + (f" ({', '.join(vs)})" if vs else ""))

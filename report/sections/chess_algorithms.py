@@ -30,15 +30,35 @@ def _s(x: Optional[float]) -> str:
     return f"{x:.3g} s" if x < 100 else f"{x:,.0f} s"
 
 
+def ladder_pair(c) -> Optional[tuple]:
+    """The ladder's own pair: the one its first recipe's newest run trained on."""
+    from training import chess_algorithm as calg
+    rows = c.rows("chess_algorithm")
+    for a in calg.algorithms():
+        mine = [r for r in rows if r["algorithm"] == a.name]
+        if mine:
+            return mine[-1]["version"], mine[-1]["learner"]
+    return None
+
+
+def _newest_runs(rows) -> Dict[tuple, List[dict]]:
+    out: Dict[tuple, List[dict]] = {}
+    for r in rows:
+        out.setdefault((r["algorithm"], r["version"], r["learner"]), []).append(r)
+    return {k: [r for r in v if r["run_id"] == v[-1]["run_id"]] for k, v in out.items()}
+
+
 def ladder_runs(c) -> Dict[str, List[dict]]:
-    """{recipe: its seed rows of its newest run on the newest pair that trained it}."""
-    out: Dict[str, List[dict]] = {}
-    for r in c.rows("chess_algorithm"):
-        out.setdefault(r["algorithm"], []).append(r)
-    for name, rows in out.items():
-        run = rows[-1]["run_id"]
-        out[name] = [r for r in rows if r["run_id"] == run]
-    return out
+    """{recipe: its seed rows of its newest run on the ladder's pair}."""
+    pair = ladder_pair(c)
+    return {k[0]: v for k, v in _newest_runs(c.rows("chess_algorithm")).items() if k[1:] == pair}
+
+
+def learner_runs(c) -> Dict[tuple, List[dict]]:
+    """{(recipe, version, learner): seed rows of its newest run} on pairs other than the
+    ladder's: a recipe trained again with another learner (the knob chain's last step)."""
+    pair = ladder_pair(c)
+    return {k: v for k, v in _newest_runs(c.rows("chess_algorithm")).items() if k[1:] != pair}
 
 
 def cost_run(c) -> tuple:
@@ -186,6 +206,13 @@ def knobs(c, level: str = "###") -> str:
                           s["rounds_to_criterion"][1] * cost["round_s"],
                           _same_run(runs[name], crun)))
             keys.append(((name, r0["version"], r0["learner"]), s["rounds_to_criterion"][1]))
+    last = names[-1]
+    for (name, v, lr), rows in learner_runs(c).items():      # the last recipe on a faster learner
+        s, cost = _stats(rows), costs.get((name, v, lr))
+        if name == last and v == fast[0] and s["rounds_to_criterion"] and cost:
+            chain.append((f"+ the learner `{lr}`", f"`{v}` x `{lr}` x `{name}`",
+                          s["rounds_to_criterion"][1] * cost["round_s"], _same_run(rows, crun)))
+            keys.append(((name, v, lr), s["rounds_to_criterion"][1]))
     if len(chain) < 2:
         return ""
     fig = knob_figure(c, chain)
@@ -255,11 +282,12 @@ def headline(ctx) -> str:
     runs = ladder_runs(c)
     crun, costs = cost_run(c)
     names = [a.name for a in calg.algorithms() if a.name in runs]
-    done = [(n, _stats(runs[n])) for n in names if _stats(runs[n])["time_to_criterion_s"]]
-    if not done:
+    entries = [(n, runs[n]) for n in names] + [(k[0], v) for k, v in learner_runs(c).items()]
+    done = [(n, rows, _stats(rows)) for n, rows in entries if _stats(rows)["time_to_criterion_s"]]
+    if not done or not names:
         return ""
-    name, s = min(done, key=lambda x: x[1]["time_to_criterion_s"][1])
-    r0, q = runs[name][0], s["time_to_criterion_s"]
+    name, rows, s = min(done, key=lambda x: x[2]["time_to_criterion_s"][1])
+    r0, q = rows[0], s["time_to_criterion_s"]
     out = (f"**Chess in seconds** (`algorithms/chess/`, {c.machine_line}): with `{r0['version']}` x "
            f"`{r0['learner']}`, the recipe `{name}` reaches a score of 0.75 against the random mover in a "
            f"median {_s(q[1])} of training (IQR {_s(q[0])}-{_s(q[2])}, {s['reached']}/{s['n']} unseen seeds, "
