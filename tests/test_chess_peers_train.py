@@ -145,6 +145,9 @@ def test_the_report_section_renders_the_rows_of_one_run(tmp_path):
     assert numbers(pz["vs the study's pair"]) == [225]                     # budget / ours: a bound
     assert numbers(ours["Time to 0.75 [IQR]"]) == [4, 3, 5] and numbers(ladder["Steps (median; ours: transitions)"]) == [10_101]
     assert "--seeds 3 --budget 900" in text and "--ours l1_torch_eager" in text
+    # the target: the quickest peer (the ladder env's, 100x) against 100x; PettingZoo's bound is 225x
+    target = next(p for p in text.split("\n\n") if p.startswith("**Target**"))
+    assert "**met**" in target and "`sb3c_maskppo_ladder`" in target and "100x later" in target
     assert (tmp_path / "rep" / "figures" / "chess_peers_training_curve.png").exists()
 
 
@@ -174,3 +177,20 @@ def test_a_run_stopped_part_way_or_without_a_peer_is_not_shown():
             + [row("B", s) for s in (1, 2, 3)] + [row("B", 1, "pz")]          # stopped part-way
             + [row("C", s) for s in (1, 2, 3)])                                # the pair alone
     assert complete_runs(rows) == {"A"}
+
+
+def test_the_target_line_counts_a_peer_that_did_not_reach_by_its_budget():
+    from report.sections.chess_peers_train import target_line
+
+    def rows(family, key, times, budget):
+        return [{"run_id": "R", "family": family, "entry": key, "peer": key, "seed": i,
+                 "status": "reached" if t else "not_reached", "reached": bool(t), "time_to_criterion_s": t,
+                 "best_score": 0.8 if t else 0.5, "budget_s": budget} for i, t in enumerate(times)]
+    ours = rows("ladder", "pair", (10.0, 12.0, 11.0), 600)
+    g = {"pair": ours, "slow": rows("peer", "slow", (None, None, 900.0), 1100.0)}   # median: not reached
+    line = target_line(g)
+    assert "**met**" in line and "within its budget of 18.3 min (100x" in line
+    g["fast"] = rows("peer", "fast", (500.0, 600.0, None), 1100.0)                    # median 600 s: 55x
+    line = target_line(g)
+    assert "**not met**" in line and "`fast`" in line and "55x later" in line
+    assert target_line({"pair": ours}) == ""                                          # no peer in the run

@@ -75,6 +75,43 @@ def ratio_cell(s, ours) -> str:
     return f"> {s['budget'] / base:,.0f}x (budget / ours)"
 
 
+def _median_or_inf(s) -> float:
+    """A peer's median time to 0.75 over its seeds, a seed that did not reach it counted as
+    never (infinite): the median is finite only where most seeds reached it."""
+    import statistics
+    return statistics.median(r["time_to_criterion_s"] if r.get("reached") else float("inf") for r in s["ok"])
+
+
+def target_line(g: dict) -> str:
+    """The peers' target, from the newest complete run that trained the study's pair and a
+    peer: the pair reaches 0.75 at least 100x sooner than the quickest peer, or no peer
+    reaches it within 100x the pair's median (its budget then bounds the ratio)."""
+    runs: dict = {}
+    for key, rows in g.items():
+        runs.setdefault(rows[0]["run_id"], []).append((key, rows))
+    both = [rid for rid, es in runs.items() if {rs[0].get("family") for _, rs in es} >= {"ladder", "peer"}]
+    if not both:
+        return ""
+    rid = max(both)
+    pair_key, pair = next((k, summary(rs)) for k, rs in runs[rid] if rs[0].get("family") == "ladder")
+    peers = [(k, summary(rs)) for k, rs in runs[rid] if rs[0].get("family") == "peer"]
+    peers = [(k, s) for k, s in peers if s["ok"]]
+    if not pair["all"] or not peers:
+        return ""
+    base = pair["q"][1]
+    ratios = []
+    for k, s in peers:
+        med = _median_or_inf(s)
+        ratios.append((med / base if med != float("inf") else s["budget"] / base, med == float("inf"), k, s))
+    x, bound, k, s = min(ratios, key=lambda t: (t[0], -(t[3]['best'] or 0)))   # a tie: the nearer best score
+    what = (f"did not reach 0.75 within its budget of {_long(s['budget'])} ({x:,.0f}x the pair's median; best "
+            f"score {s['best']:.3f})" if bound else f"reached it in a median {_long(_median_or_inf(s))}, {x:,.0f}x later")
+    return (f"**Target** (the study's chess pair and recipe reach 0.75 at least 100x sooner than the quickest "
+            f"peer, or no peer reaches it within 100x the pair's time; run {rid}): "
+            f"{'**met**' if x >= 100 else '**not met**'}. `{pair_key}` reached 0.75 in a median "
+            f"{_long(base)} over {len(pair['ok'])} seeds; the quickest peer, `{k}`, {what}.")
+
+
 def ours_sets(rows) -> str:
     """--ours-recipe and --ours-set options that give the study's pair's run its settings."""
     r0 = next((r for r in rows if r.get("config")), None)
@@ -197,6 +234,9 @@ def render_rows(c, g: dict) -> str:
            f"[peers/train/NOTES.md](../peers/train/NOTES.md).", "",
            md_table(["Run", "Library", "Seeds", "Time to 0.75 [IQR]", "Best score per seed",
                      "Steps (median; ours: transitions)", "vs the study's pair"], body)]
+    target = target_line(g)
+    if target:
+        out += ["", target]
     if any(STALE in row[0] for row in body):
         out += ["", "† code the row hashes has changed since it was measured."]
     if settings:
