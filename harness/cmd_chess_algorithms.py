@@ -65,6 +65,11 @@ def plan(args):
             raise StudyError(f"--cost-pair {text!r}: expected VERSION:LEARNER, e.g. v1_python:l1_torch_eager")
         pairs.append(_pair(v, lr))
     version, learner = _pair(args.version or FAST_PAIR[0], args.learner or FAST_PAIR[1])
+    also = getattr(args, "also_learner", None)
+    if also:
+        also = args.also_learner = _pair(version, also)[1]
+        if also == learner:
+            raise StudyError(f"--also-learner {also}: that is the run's learner already")
     unknown = [t for t in args.train or () if t not in {a.name for a, _, _ in todo}]
     if unknown:
         raise StudyError(f"--train {unknown[0]}: not among this run's recipes")
@@ -163,62 +168,73 @@ def _hashes(a, version, learner) -> dict:
 
 
 def run(todo, seeds, pair, pairs, args, note, quick=None) -> int:
+    """Each recipe on the run's pair (and on --also-learner's, the same rung): verified at its
+    update, costed, trained on the seeds; the --cost-pair pairs costed at the first recipe."""
+    quick = args.quick if quick is None else quick
+    budget = args.budget or (QUICK_BUDGET_S if quick else BUDGET_S)
+    also = getattr(args, "also_learner", None)
+    failed = 0
+    for a, settings, over in todo:
+        for learner in [pair[1]] + ([also] if also else []):
+            extra = pairs if a is todo[0][0] and learner == pair[1] else []
+            failed += _recipe(a, settings, over, (pair[0], learner), extra, seeds, budget, args, note, quick)
+    return failed
+
+
+def _recipe(a, settings, over, pair, pairs, seeds, budget, args, note, quick) -> int:
+    """One recipe on one pair: failed runs (a learner that does not verify counts one)."""
     from core.spec import NetSpec
     from training.chess import ChessTrainConfig, train
     from versions.chess.common.spec import CHESS
-    quick = args.quick if quick is None else quick
-    budget = args.budget or (QUICK_BUDGET_S if quick else BUDGET_S)
     version, learner = pair
     threads, workers = _threads(version, learner, args)
+    cfg = ChessTrainConfig(**{**settings, "version": version, "learner": learner, "threads": threads,
+                              "workers": workers, "budget_s": budget, "max_rounds": MAX_ROUNDS}).check()
+    common = {"workload": "chess", "algorithm": a.name, "number": a.number, "title": a.title,
+              "base": a.base, "settings": settings, "overrides": over, "version": version,
+              "learner": learner, "threads": threads, "workers": workers, "budget_s": budget,
+              **_hashes(a, version, learner)}
+    check = _earlier_check(a.name, learner, settings, common["source_hash"], quick)
+    if check:
+        note(f"{a.name}: {learner} passed at this update in run {check['run']}, same code")
+    else:
+        note(f"{a.name}: verifying {learner} at its update")
+        check = {**_verify(learner, cfg, note), "check_hash": _check_hash()}
+    common["learner_check"] = check
+    if check["status"] == "failed":
+        note(f"{a.name}: {learner} does not verify at this update: {check['detail']}")
+        if not args.no_record:
+            results.append("chess_algorithm", {**common, "seed": None, "error": check["detail"]}, quick=quick)
+        return 1
+    for v, lr in [pair] + list(pairs):
+        cost_run(a, settings, v, lr, args, quick, note)
+    if args.cost_only or (args.train and a.name not in args.train):
+        return 0
     failed = 0
-    for a, settings, over in todo:
-        cfg = ChessTrainConfig(**{**settings, "version": version, "learner": learner, "threads": threads,
-                                  "workers": workers, "budget_s": budget, "max_rounds": MAX_ROUNDS}).check()
-        common = {"workload": "chess", "algorithm": a.name, "number": a.number, "title": a.title,
-                  "base": a.base, "settings": settings, "overrides": over, "version": version,
-                  "learner": learner, "threads": threads, "workers": workers, "budget_s": budget,
-                  **_hashes(a, version, learner)}
-        check = _earlier_check(a.name, learner, settings, common["source_hash"], quick)
-        if check:
-            note(f"{a.name}: {learner} passed at this update in run {check['run']}, same code")
-        else:
-            note(f"{a.name}: verifying {learner} at its update")
-            check = {**_verify(learner, cfg, note), "check_hash": _check_hash()}
-        common["learner_check"] = check
-        if check["status"] == "failed":
-            failed += 1
-            note(f"{a.name}: {learner} does not verify at this update: {check['detail']}")
-            if not args.no_record:
-                results.append("chess_algorithm", {**common, "seed": None, "error": check["detail"]}, quick=quick)
-            continue
-        for v, lr in [pair] + (list(pairs) if a is todo[0][0] else []):
-            cost_run(a, settings, v, lr, args, quick, note)
-        if args.cost_only or (args.train and a.name not in args.train):
-            continue
-        fpu = NetSpec(CHESS, cfg.hidden).update_flops(cfg.batch_size, cfg.double)
-        every = max(1, EVAL_TRANSITIONS // (cfg.envs * cfg.steps))
-        for s in seeds:
-            load0 = _load()
-            r = train(replace(cfg, seed=s, eval_every=every), progress=lambda t: note(f"{a.name} seed {s}: {t}"))
-            reached = next((p for p in r["curve"] if p["score"] >= cfg.criterion), None)
-            row = {**common, "seed": s, "eval_every": every, "rounds": r["rounds"], "updates": r["updates"],
-                   "transitions": r["transitions"], "reached": r["reached"],
-                   "time_to_criterion_s": r["time_to_criterion_s"],
-                   "rounds_to_criterion": reached["round"] if reached else None,
-                   "updates_to_criterion": reached["updates"] if reached else None,
-                   "flops_per_update": fpu, "flops": fpu * (reached or {"updates": r["updates"]})["updates"],
-                   "best_score": r["best_score"], "train_s": r["train_s"], "startup_s": r["startup_s"],
-                   "eval_s": r["eval_s"], "gen_s": r["gen_s"], "store_s": r["store_s"], "learn_s": r["learn_s"],
-                   "round_gen_s": r["round_gen_s"], "round_learn_s": r["round_learn_s"],
-                   "curve": [{k: p[k] for k in ("round", "updates", "train_s", "score", "wins", "draws", "losses")}
-                             for p in r["curve"]],
-                   "load_before": load0, "load_after": _load()}
-            if not args.no_record:
-                results.append("chess_algorithm", row, quick=quick)
-            t = f"{r['time_to_criterion_s']:.2f} s" if r["reached"] else f"NOT within {budget:g} s"
-            print(f"{a.name} seed {s}: 0.75 {t}, {row['rounds_to_criterion']} rounds, best {r['best_score']:.3f}",
-                  flush=True)
-            failed += int(not r["reached"] and not quick)
+    fpu = NetSpec(CHESS, cfg.hidden).update_flops(cfg.batch_size, cfg.double)
+    every = max(1, EVAL_TRANSITIONS // (cfg.envs * cfg.steps))
+    for s in seeds:
+        load0 = _load()
+        r = train(replace(cfg, seed=s, eval_every=every), progress=lambda t: note(f"{a.name} seed {s}: {t}"))
+        reached = next((p for p in r["curve"] if p["score"] >= cfg.criterion), None)
+        row = {**common, "seed": s, "eval_every": every, "rounds": r["rounds"], "updates": r["updates"],
+               "transitions": r["transitions"], "reached": r["reached"],
+               "time_to_criterion_s": r["time_to_criterion_s"],
+               "rounds_to_criterion": reached["round"] if reached else None,
+               "updates_to_criterion": reached["updates"] if reached else None,
+               "flops_per_update": fpu, "flops": fpu * (reached or {"updates": r["updates"]})["updates"],
+               "best_score": r["best_score"], "train_s": r["train_s"], "startup_s": r["startup_s"],
+               "eval_s": r["eval_s"], "gen_s": r["gen_s"], "store_s": r["store_s"], "learn_s": r["learn_s"],
+               "round_gen_s": r["round_gen_s"], "round_learn_s": r["round_learn_s"],
+               "curve": [{k: p[k] for k in ("round", "updates", "train_s", "score", "wins", "draws", "losses")}
+                         for p in r["curve"]],
+               "load_before": load0, "load_after": _load()}
+        if not args.no_record:
+            results.append("chess_algorithm", row, quick=quick)
+        t = f"{r['time_to_criterion_s']:.2f} s" if r["reached"] else f"NOT within {budget:g} s"
+        print(f"{a.name} on {learner} seed {s}: 0.75 {t}, {row['rounds_to_criterion']} rounds, "
+              f"best {r['best_score']:.3f}", flush=True)
+        failed += int(not r["reached"] and not quick)
     return failed
 
 
@@ -246,6 +262,7 @@ def bench_stage(quick: bool, progress) -> int:
     args = argparse.Namespace(algorithm=None, set=None, version=None, learner=None, threads=None,
                               first_seed=SEEDS[0], seeds=None, budget=None, search=False,
                               base="a4_narrow_net", quick=quick, list=False, no_record=False,
-                              cost_only=False, cost_pair=list(PRACTITIONER), train=None, workers=None)
+                              cost_only=False, cost_pair=list(PRACTITIONER), train=None, workers=None,
+                              also_learner=None)
     todo, seeds, pair, pairs = plan(args)
     return run(todo, seeds, pair, pairs, args, progress.note, quick)

@@ -135,6 +135,11 @@ CASES = [
     ("algorithms-chess-train-unknown", ["algorithms", "--workload", "chess", "--algorithm", "a1_today",
                                         "--train", "a6_narrower"], "not among"),
     ("algorithms-cost-only-cartpole", ["algorithms", "--cost-only"], "chess's"),
+    ("algorithms-also-learner-cartpole", ["algorithms", "--also-learner", "l4c_native_chess"], "chess's"),
+    ("algorithms-chess-also-learner-unknown", ["algorithms", "--workload", "chess", "--also-learner", "l9_x"],
+     "l9_x"),
+    ("algorithms-chess-also-learner-same", ["algorithms", "--workload", "chess", "--learner", "l4c_native_chess",
+                                            "--also-learner", "l4c_native_chess"], "already"),
     ("chess-train-n-step", ["chess-train", "--n-step", "0"], "--n-step must be"),
     ("chess-train-n-step-steps", ["chess-train", "--n-step", "40"], "at most --steps"),
     # -- train: n-step returns

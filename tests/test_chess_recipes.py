@@ -171,6 +171,23 @@ def test_the_ladder_command_verifies_costs_and_trains_one_seed(tmp_path):
     assert f"{mine['round_s'] * 1e3:.1f} ms" in line and f"{int(row['reached'])}/1" in line
 
 
+def test_also_learner_costs_and_trains_the_recipe_with_a_second_learner_in_the_same_run(tmp_path):
+    env = dict(os.environ, STUDY_RESULTS_DIR=str(tmp_path), OMP_NUM_THREADS="1")
+    cmd = [sys.executable, "-m", "harness", "algorithms", "--workload", "chess", "--algorithm",
+           "a6_narrower", "--set", "envs=16", "--set", "batch_size=128", "--quick", "--budget", "2",
+           "--threads", "1", "--also-learner", "l4f_prefetched_rows"]
+    r = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    (d,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    cost = [json.loads(x) for x in (d / "quick" / "chess_algorithm_cost.jsonl").read_text().splitlines()]
+    runs = [json.loads(x) for x in (d / "quick" / "chess_algorithm.jsonl").read_text().splitlines()]
+    assert [c["learner"] for c in cost] == ["l4c_native_chess", "l4f_prefetched_rows"]
+    assert [r["learner"] for r in runs] == ["l4c_native_chess", "l4f_prefetched_rows"]
+    assert len({x["run_id"] for x in cost + runs}) == 1
+    assert all(r["learner_check"]["status"] == "passed" for r in runs)
+    assert all(r["rounds"] >= 1 and r["curve"] and r["seed"] == 100 for r in runs)
+
+
 def test_the_sweep_driver_runs_recipes_side_by_side(tmp_path):
     spec = {"base": {"version": RUNG, "learner": "l4c_native_chess", "max_rounds": 3,
                      "eval_every": 3, "eval_games": 8, "learning_starts": 0, "hidden": 64,
