@@ -78,3 +78,25 @@ def test_cartpole_chain_gives_each_factor_in_every_run_that_measured_both(tmp_pa
     recipe = by_step["+ the recipe `a4_narrow_net`"]
     assert (recipe["This step"], recipe["This step, every run"]) == ("9.00x", "4.00x-9.00x (2 runs)")
     assert recipe["Since the first"] == f"{6 * 9:,.1f}x"
+
+
+def test_a_learners_notes_give_a_speedup_only_over_a_row_of_the_same_run(tmp_path, monkeypatch):
+    """report/notes.py's learner block: against L1 and the learner below at 1 thread, and its
+    own 1 thread, a ratio where both rows come from one run, else 'another run'."""
+    from report.context import Context
+    from report.notes import learner_block
+    d = tmp_path / "res"
+    monkeypatch.setenv("STUDY_RESULTS_DIR", str(d))
+
+    def row(learner, number, threads, update_s, run, reference=False):
+        results.append("learner", {"learner": learner, "number": number, "threads": threads, "device": "cpu",
+                                   "update_s": update_s, "update_spread": {"q1": update_s, "q3": update_s},
+                                   "reference": reference, "run_id": run}, directory=d)
+    row("l1_torch_eager", "1", 1, 0.040, "OLD", reference=True)
+    row("l4c_native_chess", "4c", 1, 0.004, "NEW")
+    row("l4f_prefetched_rows", "4f", 1, 0.002, "NEW")
+    row("l4f_prefetched_rows", "4f", 2, 0.001, "NEW")
+    text = learner_block(Context(results_dir=d, report_dir=tmp_path / "rep"), "l4f_prefetched_rows")
+    one, two = [x for x in text.splitlines() if x.startswith("- ")]
+    assert "l1_torch_eager at 1 thread: another run" in one and "2.00x l4c_native_chess at 1 thread" in one
+    assert "l1_torch_eager at 1 thread: another run" in two and "2.00x its 1 thread" in two
