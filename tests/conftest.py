@@ -49,3 +49,17 @@ def pytest_collection_modifyitems(config, items):
     if bad:
         raise pytest.UsageError(f"{bad[0]} is marked serial, but its file does not say "
                                 f"'{SERIAL_TEXT}': `make test` would run it in neither phase")
+
+
+@pytest.fixture(scope="module")
+def l4c_learner():
+    """Chess's native learner, L4c: the one the chess learners that keep its bits are held to."""
+    from tests.helpers import learner_or_skip
+    return learner_or_skip("l4c_native_chess")
+
+
+@pytest.fixture(scope="module")
+def chess_replay():
+    """The chess learners' fixed replay (versions/chess/common/learn.py)."""
+    from versions.chess.common.learn import fixed_replay
+    return fixed_replay()

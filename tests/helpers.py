@@ -140,3 +140,14 @@ def assert_equal_traces(got, ref, checkpoints):
         assert not bad, f"policy {bad} differ after {k} updates"
         bad = [key for key in t if not np.array_equal(t[key], rt[key])]
         assert not bad, f"target {bad} differ after {k} updates"
+
+
+def learner_or_skip(name: str):
+    """The discovered learner `name`, or the test skipped with why it cannot run here."""
+    import pytest
+    from core.discover import get_learner
+    lr = get_learner(name)
+    why = lr.unavailable_reason()
+    if why:
+        pytest.skip(f"{name}: {why}")
+    return lr

@@ -145,16 +145,22 @@ def test_the_tie_trace_follows_a_learner_and_the_references_forms():
     assert all(len(v) == 3 and max(v) < 1e-3 for v in got["displacement"].values())
 
 
-def test_the_ladder_command_verifies_costs_and_trains_one_seed(tmp_path):
+def _quick_ladder(tmp_path, *extra):
+    """`harness algorithms --workload chess` on a6 at a small shape, quick: (the machine's
+    results folder, its cost rows, its training rows)."""
     env = dict(os.environ, STUDY_RESULTS_DIR=str(tmp_path), OMP_NUM_THREADS="1")
     cmd = [sys.executable, "-m", "harness", "algorithms", "--workload", "chess", "--algorithm",
            "a6_narrower", "--set", "envs=16", "--set", "batch_size=128", "--quick", "--budget", "2",
-           "--threads", "1", "--cost-pair", "v5c_blocked_sparse:l1_torch_eager"]
+           "--threads", "1", *extra]
     r = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
     (d,) = [p for p in tmp_path.iterdir() if p.is_dir()]
-    cost = [json.loads(x) for x in (d / "quick" / "chess_algorithm_cost.jsonl").read_text().splitlines()]
-    runs = [json.loads(x) for x in (d / "quick" / "chess_algorithm.jsonl").read_text().splitlines()]
+    return d, *([json.loads(x) for x in (d / "quick" / f"{kind}.jsonl").read_text().splitlines()]
+                for kind in ("chess_algorithm_cost", "chess_algorithm"))
+
+
+def test_the_ladder_command_verifies_costs_and_trains_one_seed(tmp_path):
+    d, cost, runs = _quick_ladder(tmp_path, "--cost-pair", "v5c_blocked_sparse:l1_torch_eager")
     assert len(cost) == 2 and all(c["round_s"] > 0 and c["settings"]["envs"] == 16 for c in cost)
     assert {c["learner"] for c in cost} == {"l4c_native_chess", "l1_torch_eager"}
     (row,) = runs
@@ -172,15 +178,7 @@ def test_the_ladder_command_verifies_costs_and_trains_one_seed(tmp_path):
 
 
 def test_also_learner_costs_and_trains_the_recipe_with_a_second_learner_in_the_same_run(tmp_path):
-    env = dict(os.environ, STUDY_RESULTS_DIR=str(tmp_path), OMP_NUM_THREADS="1")
-    cmd = [sys.executable, "-m", "harness", "algorithms", "--workload", "chess", "--algorithm",
-           "a6_narrower", "--set", "envs=16", "--set", "batch_size=128", "--quick", "--budget", "2",
-           "--threads", "1", "--also-learner", "l4f_prefetched_rows"]
-    r = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, r.stderr[-2000:]
-    (d,) = [p for p in tmp_path.iterdir() if p.is_dir()]
-    cost = [json.loads(x) for x in (d / "quick" / "chess_algorithm_cost.jsonl").read_text().splitlines()]
-    runs = [json.loads(x) for x in (d / "quick" / "chess_algorithm.jsonl").read_text().splitlines()]
+    _, cost, runs = _quick_ladder(tmp_path, "--also-learner", "l4f_prefetched_rows")
     assert [c["learner"] for c in cost] == ["l4c_native_chess", "l4f_prefetched_rows"]
     assert [r["learner"] for r in runs] == ["l4c_native_chess", "l4f_prefetched_rows"]
     assert len({x["run_id"] for x in cost + runs}) == 1

@@ -7,52 +7,33 @@ import numpy as np
 import pytest
 
 from core.discover import get_learner, reference_learner
-from tests.helpers import assert_equal_traces as _assert_equal_traces, chess_trace as _trace, same_weights as _same
+from tests.helpers import assert_equal_traces as _assert_equal_traces, chess_trace as _trace, learner_or_skip, same_weights as _same
 
-NAME, DENSE = "l4e_lazy_adamw", "l4c_native_chess"
+NAME = "l4e_lazy_adamw"
 CHECKPOINTS = (1, 7, 50, 300)
 RECIPE = dict(hidden=128, batch_size=2048, gamma=0.9, lr=5e-4, target_period=32)
 
 
-def _available(name):
-    lr = get_learner(name)
-    why = lr.unavailable_reason()
-    if why:
-        pytest.skip(f"{name}: {why}")
-    return lr
-
-
 @pytest.fixture(scope="module")
 def lazy():
-    return _available(NAME)
-
-
-@pytest.fixture(scope="module")
-def dense():
-    return _available(DENSE)
-
-
-@pytest.fixture(scope="module")
-def replay():
-    from versions.chess.common.learn import fixed_replay
-    return fixed_replay()
+    return learner_or_skip(NAME)
 
 
 @pytest.mark.parametrize("settings,checkpoints", [
     ({}, CHECKPOINTS),                                  # the contract: H 256, B 64, copies at 128, 256
     (RECIPE, (1, 7, 50, 100)),                          # a recipe's: copies every 32
 ], ids=["contract", "recipe"])
-def test_weights_equal_l4c_bit_for_bit(lazy, dense, replay, settings, checkpoints):
+def test_weights_equal_l4c_bit_for_bit(lazy, l4c_learner, chess_replay, settings, checkpoints):
     from versions.chess.common.learn_verify import chess_config
-    ref, _ = _trace(dense, chess_config(seed=2 ** 64 - 1, threads=1, **settings), replay, checkpoints)
+    ref, _ = _trace(l4c_learner, chess_config(seed=2 ** 64 - 1, threads=1, **settings), chess_replay, checkpoints)
     for threads in (1, 2, 3):
         cfg = chess_config(seed=2 ** 64 - 1, threads=threads, **settings)
-        got, impl = _trace(lazy, cfg, replay, checkpoints)
+        got, impl = _trace(lazy, cfg, chess_replay, checkpoints)
         _assert_equal_traces(got, ref, checkpoints)
         c = impl.counts()
         assert 0 < c["rows_written"] and 0 < c["row_steps_full"], c
     # one run straight to the end: no export in between, so rows wait across both copies
-    straight, impl = _trace(lazy, chess_config(seed=2 ** 64 - 1, threads=1, **settings), replay, checkpoints[-1:])
+    straight, impl = _trace(lazy, chess_config(seed=2 ** 64 - 1, threads=1, **settings), chess_replay, checkpoints[-1:])
     _assert_equal_traces(straight, ref[-1:], checkpoints[-1:])
     assert not _same(ref[-1][1], ref[-1][0])            # the target lags the policy at the end
 
@@ -61,34 +42,34 @@ def test_weights_equal_l4c_bit_for_bit(lazy, dense, replay, settings, checkpoint
                                 dict(double=False), dict(weight_decay=0.1, target_period=3),
                                 dict(hidden=100, batch_size=37, target_period=5)],
                          ids=["clip", "soft", "soft-high-tau", "no-double", "decay", "odd-sizes"])
-def test_other_settings_equal_l4c_bit_for_bit(lazy, dense, replay, kw):
+def test_other_settings_equal_l4c_bit_for_bit(lazy, l4c_learner, chess_replay, kw):
     from versions.chess.common.learn_verify import chess_config
     cps = (3, 20)
-    ref, _ = _trace(dense, chess_config(seed=7, threads=1, **kw), replay, cps)
-    got, _ = _trace(lazy, chess_config(seed=7, threads=2, **kw), replay, cps)
+    ref, _ = _trace(l4c_learner, chess_config(seed=7, threads=1, **kw), chess_replay, cps)
+    got, _ = _trace(lazy, chess_config(seed=7, threads=2, **kw), chess_replay, cps)
     _assert_equal_traces(got, ref, cps)
 
 
 @pytest.mark.parametrize("kw", [dict(beta1=0.1), dict(beta1=0.1, beta2=0.1), dict(beta1=0.0, weight_decay=0.05)],
                          ids=["m-underflows", "m-and-v-underflow", "beta1-0-decay"])
-def test_rows_whose_moments_reach_zero_equal_l4c(lazy, dense, replay, kw):
+def test_rows_whose_moments_reach_zero_equal_l4c(lazy, l4c_learner, chess_replay, kw):
     """Small betas flush m (and v) to +0 within tens of steps, so the replay's shortcuts
     (multiplications alone; nothing but the copy) run, and still give L4c's bits."""
     from versions.chess.common.learn_verify import chess_config
     cps = (40, 120)
-    ref, _ = _trace(dense, chess_config(seed=11, target_period=16, **kw), replay, cps)
-    got, impl = _trace(lazy, chess_config(seed=11, target_period=16, **kw), replay, cps)
+    ref, _ = _trace(l4c_learner, chess_config(seed=11, target_period=16, **kw), chess_replay, cps)
+    got, impl = _trace(lazy, chess_config(seed=11, target_period=16, **kw), chess_replay, cps)
     _assert_equal_traces(got, ref, cps)
     c = impl.counts()
     assert c["rows_m_zeroed"] > 0 and (c["row_steps_mult"] > 0 or kw.get("beta2", 0.999) < 0.5), c
 
 
-def test_set_lr_between_calls_equals_l4c(lazy, dense, replay):
+def test_set_lr_between_calls_equals_l4c(lazy, l4c_learner, chess_replay):
     """A schedule changes lr between learn calls: replayed steps keep their own step's lr."""
     from versions.chess.common.learn_verify import chess_config
     res = []
-    for lr in (dense, lazy):
-        impl = lr.make(chess_config(seed=3, target_period=16), replay)
+    for lr in (l4c_learner, lazy):
+        impl = lr.make(chess_config(seed=3, target_period=16), chess_replay)
         impl.learn(10)
         impl.set_lr(1e-3)
         impl.learn(25)
@@ -96,17 +77,17 @@ def test_set_lr_between_calls_equals_l4c(lazy, dense, replay):
     assert _same(res[0][0], res[1][0]) and _same(res[0][1], res[1][1])
 
 
-def test_lazy_adam_does_not_equal_l4c(lazy, dense, replay):
+def test_lazy_adam_does_not_equal_l4c(lazy, l4c_learner, chess_replay):
     """Skipping the zero-gradient steps (mutation 3, tests only) is another algorithm."""
     from learners.l4e_lazy_adamw.learner import LazyChessLearner
     from versions.chess.common.learn_verify import chess_config
     cfg = chess_config(seed=0, threads=1)
-    ref, _ = _trace(dense, cfg, replay, (10,))
+    ref, _ = _trace(l4c_learner, cfg, chess_replay, (10,))
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(LazyChessLearner, "mutation", 3)
-        got, _ = _trace(lazy, cfg, replay, (10,))
+        got, _ = _trace(lazy, cfg, chess_replay, (10,))
     assert not _same(got[0][0], ref[0][0])
-    exact, _ = _trace(lazy, cfg, replay, (10,))
+    exact, _ = _trace(lazy, cfg, chess_replay, (10,))
     assert _same(exact[0][0], ref[0][0])
 
 
@@ -144,7 +125,7 @@ def test_floor_counts_fewer_bytes_than_l4c_and_refuses_bad_input(lazy, capsys):
         assert err and "\n" not in err, err
 
 
-def test_compare_runs_both_learners_and_refuses_bad_input(lazy, dense, capsys):
+def test_compare_runs_both_learners_and_refuses_bad_input(lazy, l4c_learner, capsys):
     from learners.l4e_lazy_adamw import compare
     from versions.chess.common.learn_verify import chess_config
     res = compare.compare(chess_config(), warm=2, samples=1, out=lambda _: None)

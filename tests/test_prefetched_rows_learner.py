@@ -6,35 +6,16 @@ narrowest layer-1 tail) and at widths that leave 1..7 vectors in layer 1's tail,
 broken variant of it does not."""
 import pytest
 
-from core.discover import get_learner, reference_learner
-from tests.helpers import assert_equal_traces, chess_trace
+from core.discover import reference_learner
+from tests.helpers import assert_equal_traces, chess_trace, learner_or_skip
 
-NAME, DENSE = "l4f_prefetched_rows", "l4c_native_chess"
+NAME = "l4f_prefetched_rows"
 RECIPE = dict(hidden=48, batch_size=2048, gamma=0.9, lr=1e-3, target_period=32)
-
-
-def _available(name):
-    lr = get_learner(name)
-    why = lr.unavailable_reason()
-    if why:
-        pytest.skip(f"{name}: {why}")
-    return lr
 
 
 @pytest.fixture(scope="module")
 def fast():
-    return _available(NAME)
-
-
-@pytest.fixture(scope="module")
-def dense():
-    return _available(DENSE)
-
-
-@pytest.fixture(scope="module")
-def replay():
-    from versions.chess.common.learn import fixed_replay
-    return fixed_replay()
+    return learner_or_skip(NAME)
 
 
 @pytest.mark.parametrize("settings,checkpoints", [
@@ -44,25 +25,25 @@ def replay():
     (dict(hidden=100, batch_size=70, double=False), (1, 9)),       # the target net's argmax
     (dict(hidden=8, batch_size=40, target="soft", tau=0.3), (1, 6)),
 ], ids=["contract", "recipe", "odd", "single", "soft"])
-def test_weights_equal_l4c_bit_for_bit(fast, dense, replay, settings, checkpoints):
+def test_weights_equal_l4c_bit_for_bit(fast, l4c_learner, chess_replay, settings, checkpoints):
     from versions.chess.common.learn_verify import chess_config
-    ref, _ = chess_trace(dense, chess_config(seed=2 ** 64 - 1, threads=1, **settings), replay, checkpoints)
+    ref, _ = chess_trace(l4c_learner, chess_config(seed=2 ** 64 - 1, threads=1, **settings), chess_replay, checkpoints)
     for threads in (1, 2, 3):
-        got, _ = chess_trace(fast, chess_config(seed=2 ** 64 - 1, threads=threads, **settings), replay, checkpoints)
+        got, _ = chess_trace(fast, chess_config(seed=2 ** 64 - 1, threads=threads, **settings), chess_replay, checkpoints)
         assert_equal_traces(got, ref, checkpoints)
 
 
 @pytest.mark.parametrize("mutation", [1, 2], ids=["huber_beta_2", "no_legal_mask"])
-def test_mutations_take_the_same_path_as_l4c(fast, dense, replay, monkeypatch, mutation):
+def test_mutations_take_the_same_path_as_l4c(fast, l4c_learner, chess_replay, monkeypatch, mutation):
     """The tests-only mutations reach rows() and targets() (beta, the unmasked argmax): the
     two learners, mutated alike, still agree bit for bit, and differ from the unmutated."""
     from learners.l4c_native_chess.learner import ChessRoundLearner
     from versions.chess.common.learn_verify import chess_config
     cfg = chess_config(seed=3, threads=2, hidden=24, batch_size=96)
-    clean, _ = chess_trace(fast, cfg, replay, (5,))
+    clean, _ = chess_trace(fast, cfg, chess_replay, (5,))
     monkeypatch.setattr(ChessRoundLearner, "mutation", mutation)
-    ref, _ = chess_trace(dense, cfg, replay, (5,))
-    got, _ = chess_trace(fast, cfg, replay, (5,))
+    ref, _ = chess_trace(l4c_learner, cfg, chess_replay, (5,))
+    got, _ = chess_trace(fast, cfg, chess_replay, (5,))
     assert_equal_traces(got, ref, (5,))
     assert not (clean[0][2] == got[0][2]).all(), "the mutation changed nothing: the test cannot tell"
 
