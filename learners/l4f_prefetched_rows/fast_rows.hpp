@@ -37,7 +37,7 @@ public:
             __builtin_prefetch(reinterpret_cast<const void*>(a), 0, 3);
     }
 
-    // Layer 1 with NV accumulators for the row's last NV vectors (NV = 1..8).
+    // Layer 1 over the row's last vectors (fewer than 8), one accumulator each.
     void layer1_tail(const float* prm, const float* S, int row, int c0, float* out) const {
         const int32_t* it = items.data() + sz(row, MAX_ITEMS);
         const int n = nitems[row];
