@@ -57,8 +57,7 @@ def rung_block(ctx, name: str) -> Optional[str]:
             r, base = rows[i], next((x for x in rows if x.get("baseline")), None)
             iqr = tps_iqr(r)
             spread = f" [IQR {fmt_si(iqr[0])}-{fmt_si(iqr[1])}]" if iqr else ""
-            vs = [f"{_x(r['transitions_per_s'] / o['transitions_per_s'])} {o['version']}"
-                  for o in ([base] if base is not None and base is not r else [])
+            vs = [_vs(o, r, o["version"], _faster) for o in ([base] if base is not None and base is not r else [])
                   + ([rows[i - 1]] if i > 0 and rows[i - 1] is not base else [])]
             line = (f"- {policy}, N={n}, T={t}" + (f", {_workers(r)}" if r.get("parallel") else "")
                     + f": {fmt_si(r['transitions_per_s'])} transitions/s{spread}"
@@ -70,8 +69,7 @@ def rung_block(ctx, name: str) -> Optional[str]:
                 one = by_w[1]["transitions_per_s"]
                 line += (f"; over {_workers(by_w[1])}"
                          + (f" ({fmt_si(one)})" if by_w[1] is not r else "") + ": " + ", ".join(
-                    f"{_workers(by_w[w])} {_x(by_w[w]['transitions_per_s'] / one)}"
-                    for w in sorted(by_w) if w != 1))
+                    _scale(by_w[1], by_w[w]) for w in sorted(by_w) if w != 1))
             lines.append(line)
             used.append(r)
     if not lines:
@@ -89,11 +87,23 @@ def bf16_lines(ctx, name: str) -> List[str]:
     return [x for x in bf16.lines(ctx) if x and not x.startswith("**bf16 here:**")]   # the skip: above
 
 
-def _vs(other: dict, row: dict, what: str) -> str:
-    """A speedup over another row where both come from one run; else only that it is another run's."""
+def _vs(other: dict, row: dict, what: str, ratio=None) -> str:
+    """A speedup over another row where both come from one run (a learner's time per update,
+    or `ratio` of the two rows); else only that the other is another run's."""
     if other.get("run_id") != row.get("run_id"):
         return f"{what}: another run"
-    return f"{_x(other['update_s'] / row['update_s'])} {what}"
+    return f"{_x(ratio(row, other) if ratio else other['update_s'] / row['update_s'])} {what}"
+
+
+def _faster(r: dict, o: dict) -> float:
+    return r["transitions_per_s"] / o["transitions_per_s"]
+
+
+def _scale(one: dict, r: dict) -> str:
+    """A worker count's rate over one worker's, both from one run."""
+    if one.get("run_id") != r.get("run_id"):
+        return f"{_workers(r)}: another run"
+    return f"{_workers(r)} {_x(_faster(r, one))}"
 
 
 def learner_block(ctx, name: str) -> Optional[str]:

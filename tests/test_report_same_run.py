@@ -100,3 +100,20 @@ def test_a_learners_notes_give_a_speedup_only_over_a_row_of_the_same_run(tmp_pat
     one, two = [x for x in text.splitlines() if x.startswith("- ")]
     assert "l1_torch_eager at 1 thread: another run" in one and "2.00x l4c_native_chess at 1 thread" in one
     assert "l1_torch_eager at 1 thread: another run" in two and "2.00x its 1 thread" in two
+
+
+def test_a_rungs_notes_give_a_speedup_only_over_a_row_of_the_same_run(tmp_path, monkeypatch):
+    """report/notes.py's rung block: against v1 and the rung below, a ratio where both rows come
+    from one run, else 'another run'."""
+    from report.context import Context
+    from report.notes import rung_block
+    d = tmp_path / "res"
+    monkeypatch.setenv("STUDY_RESULTS_DIR", str(d))
+    results.append("throughput", {"policy": "random", "n_envs": 4096, "requested_steps": 32, "steps": 32,
+                                  "workers": 1, "transitions_per_s": 10.0, "samples_s": [0.1], "run_id": "A",
+                                  "version": "v1_python", "purpose": "ladder", "baseline": True}, directory=d)
+    _rows(d, "B", version="v1b_numpy", tps=50.0)
+    _rows(d, "B", version="v3_numba", tps=100.0)
+    (line,) = [x for x in rung_block(Context(results_dir=d, report_dir=tmp_path / "rep"), "v3_numba").splitlines()
+               if x.startswith("- random")]
+    assert "v1_python: another run" in line and "2.00x v1b_numpy" in line
