@@ -270,8 +270,10 @@ def algorithm_block(ctx, name: str) -> Optional[str]:
     for other in dict.fromkeys(x for x in ("a1_dqn_defaults", r.get("base")) if x and x != name):
         o = stats(g.get(other, []))
         if o.get("time") and s.get("time") and o.get("flops") and s.get("flops"):
-            lines.append(f"- against `{other}`: {o['time'][1] / s['time'][1]:.2f}x in time, "
-                         f"{o['flops'][1] / s['flops'][1]:.2f}x fewer FLOPs (ratios of medians)")
+            same = o["rows"][0].get("run_id") == r.get("run_id")     # FLOPs are counts, times a run's
+            lines.append(f"- against `{other}`: "
+                         + (f"{o['time'][1] / s['time'][1]:.2f}x in time, " if same else "in time: another run, ")
+                         + f"{o['flops'][1] / s['flops'][1]:.2f}x fewer FLOPs (ratios of medians)")
     return "\n".join([_header(ctx, rows, "; median and IQR over the seeds") + "\n".join(lines)]
                      + algorithm_elsewhere(ctx, name, blank=True))
 
