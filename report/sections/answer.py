@@ -125,5 +125,10 @@ def render(ctx):
         out += ["### CartPole-v1", ""] + [s + "\n" for s in cart]
     if chess:
         out += [chess.replace("### What each knob bought, for chess", "### Chess against the random mover")]
+        from report.sections import chess_peers_train as cpt
+        peers = cpt.target_line(cpt.groups(ctx.for_workload(cpt.WORKLOAD)),
+                                "**Against the practitioner's own tools**, the target")
+        if peers:
+            out += [peers + " The peers, their settings and curves: *Chess in the practitioner's own tools*, below.", ""]
     out += ["### Contents", "", TOC, ""]
     return "\n".join(out)

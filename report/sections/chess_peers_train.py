@@ -82,7 +82,7 @@ def _median_or_inf(s) -> float:
     return statistics.median(r["time_to_criterion_s"] if r.get("reached") else float("inf") for r in s["ok"])
 
 
-def target_line(g: dict) -> str:
+def target_line(g: dict, label: str = "**Target**") -> str:
     """The peers' target, from the newest complete run that trained the study's pair and a
     peer: the pair reaches 0.75 at least 100x sooner than the quickest peer, or no peer
     reaches it within 100x the pair's median (its budget then bounds the ratio)."""
@@ -106,7 +106,7 @@ def target_line(g: dict) -> str:
     x, bound, k, s = min(ratios, key=lambda t: (t[0], -(t[3]['best'] or 0)))   # a tie: the nearer best score
     what = (f"did not reach 0.75 within its budget of {_long(s['budget'])} ({x:,.0f}x the pair's median; best "
             f"score {s['best']:.3f})" if bound else f"reached it in a median {_long(_median_or_inf(s))}, {x:,.0f}x later")
-    return (f"**Target** (the study's chess pair and recipe reach 0.75 at least 100x sooner than the quickest "
+    return (f"{label} (the study's chess pair and recipe reach 0.75 at least 100x sooner than the quickest "
             f"peer, or no peer reaches it within 100x the pair's time; run {rid}): "
             f"{'**met**' if x >= 100 else '**not met**'}. `{pair_key}` reached 0.75 in a median "
             f"{_long(base)} over {len(pair['ok'])} seeds; the quickest peer, `{k}`, {what}.")
