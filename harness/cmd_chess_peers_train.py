@@ -102,8 +102,8 @@ def cmd_chess_peers_train(args):
 
     x = {} if args.budget_x is None else {"budget_x": args.budget_x, "ours_budget_s": ours.budget_s}
 
-    def write(r):
-        results.append(KIND, {"family": "peer", **r, **x}, quick=q)
+    def write(r):          # planned_peers: the report shows a run only once each has its seeds
+        results.append(KIND, {"family": "peer", **r, **x, "planned_peers": list(peers)}, quick=q)
     rows = run_chess_peers(peers, seeds, budget, every, rung.name, games, q, prog.note, on_row=write)
     failed += sum(r.get("status") == "failed" for r in rows)
     prog.clear()

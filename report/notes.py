@@ -113,7 +113,7 @@ def learner_block(ctx, name: str) -> Optional[str]:
                     if "update_spread" in r and r.get("device") != "cuda"),
                    key=lambda r: (number_key(r.get("number", ""), r["learner"]), r["threads"]))
     rows = [r for r in every if r.get("learner") == name]
-    gpu = gpu_lines(ctx, name) + chess_gpu_lines(ctx, name) + bf16_lines(ctx, name)
+    gpu = gpu_lines(ctx, name) + chess_gpu_lines(ctx, name) + bf16_lines(ctx, name) + recipe_round_lines(ctx, name)
     if not rows:                 # a learner this machine cannot run (l2b: no GPU) says why
         skip = [r for r in ctx.latest("learner_verification", ("learner",))
                 if r.get("learner") == name and r.get("status") == "skipped" and r.get("reason")]
@@ -158,6 +158,34 @@ def gpu_lines(ctx, name: str) -> List[str]:
                    f"{fmt_time(r['update_s'])} per update [IQR {fmt_time(sp['q1'])}-{fmt_time(sp['q3'])}]"
                    + (f" ({_x(base['update_s'] / r['update_s'])} L1 on one CPU core of that machine)"
                       if base else ""))
+    return out
+
+
+def recipe_round_lines(ctx, name: str) -> List[str]:
+    """A chess learner at a recipe's settings (rows chess_algorithm_cost): from the newest run
+    that costed it, each recipe's round (its learning part) where another learner was costed
+    on the same recipe and rung in that run, beside it."""
+    if getattr(ctx, "workload", None) != "chess":
+        return []
+    rows = ctx.rows("chess_algorithm_cost")
+    mine = [r for r in rows if r["learner"] == name]
+    if not mine:
+        return []
+    run = mine[-1]["run_id"]
+    here = [r for r in rows if r["run_id"] == run]
+    out = []
+    for r in (x for x in here if x["learner"] == name):
+        learn = r["round_learn_s"]["median"]
+        others = [o for o in here if (o["algorithm"], o["version"]) == (r["algorithm"], r["version"])
+                  and o["learner"] != name]
+        vs = ", ".join(f"`{o['learner']}` {fmt_time(o['round_s'])} (learning {fmt_time(o['round_learn_s']['median'])}; "
+                       f"{_x(o['round_s'] / r['round_s'])} a round, {_x(o['round_learn_s']['median'] / learn)} "
+                       f"its learning)" for o in others)
+        if not others:
+            continue
+        out.append(f"- At `{r['algorithm']}`'s settings (a round on `{r['version']}`, {r['threads']} learner "
+                   f"thread(s); run {run}): {fmt_time(r['round_s'])} a round, learning {fmt_time(learn)}"
+                   + f"; in the same run {vs}")
     return out
 
 

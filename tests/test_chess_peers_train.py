@@ -177,6 +177,12 @@ def test_a_run_stopped_part_way_or_without_a_peer_is_not_shown():
             + [row("B", s) for s in (1, 2, 3)] + [row("B", 1, "pz")]          # stopped part-way
             + [row("C", s) for s in (1, 2, 3)])                                # the pair alone
     assert complete_runs(rows) == {"A"}
+    # stopped between two peers: every seed of the first, none of the planned second
+    d = [row("D", s) for s in (1, 2, 3)] + [dict(row("D", s, "pz"), planned_peers=["pz", "ladder"])
+                                            for s in (1, 2, 3)]
+    assert complete_runs(rows + d) == {"A"}
+    d += [dict(row("D", s, "ladder"), planned_peers=["pz", "ladder"]) for s in (1, 2, 3)]
+    assert complete_runs(rows + d) == {"A", "D"}
 
 
 def test_the_target_line_counts_a_peer_that_did_not_reach_by_its_budget():

@@ -117,3 +117,22 @@ def test_a_rungs_notes_give_a_speedup_only_over_a_row_of_the_same_run(tmp_path, 
     (line,) = [x for x in rung_block(Context(results_dir=d, report_dir=tmp_path / "rep"), "v3_numba").splitlines()
                if x.startswith("- random")]
     assert "v1_python: another run" in line and "2.00x v1b_numpy" in line
+
+
+def test_a_chess_learners_notes_set_its_recipe_round_beside_another_learners_of_that_run(tmp_path, monkeypatch):
+    from report.context import Context
+    from report.notes import recipe_round_lines
+    d = tmp_path / "res"
+    monkeypatch.setenv("STUDY_RESULTS_DIR", str(d))
+
+    def cost(learner, round_s, learn_s, run):
+        results.append("chess_algorithm_cost", {
+            "workload": "chess", "algorithm": "a8_48_units", "version": "v5c_blocked_sparse", "learner": learner,
+            "threads": 2, "round_s": round_s, "round_learn_s": {"median": learn_s}, "run_id": run}, directory=d)
+    cost("l4c_native_chess", 0.030, 0.024, "OLD")
+    cost("l4c_native_chess", 0.024, 0.018, "NEW")
+    cost("l4f_prefetched_rows", 0.018, 0.012, "NEW")
+    c = Context(results_dir=d, report_dir=tmp_path / "rep").for_workload("chess")
+    (line,) = recipe_round_lines(c, "l4f_prefetched_rows")
+    assert "run NEW" in line and "18 ms a round" in line and "1.33x a round, 1.50x its learning" in line
+    assert recipe_round_lines(Context(results_dir=d, report_dir=tmp_path / "rep"), "l4f_prefetched_rows") == []

@@ -18,15 +18,18 @@ def _long(s) -> str:
 
 def complete_runs(rows) -> set:
     """The runs that trained a peer and ended: every entry of the run has as many seeds as its
-    most-seeded one (a run stopped part-way, or one that trained only the study's pair, is
-    left out; its rows stay in results/)."""
+    most-seeded one, and every peer its rows say was planned has rows (a run stopped part-way,
+    or one that trained only the study's pair, is left out; its rows stay in results/)."""
     by_run = {}
     for r in rows:
         key = r["peer"] if r.get("family") == "peer" else r.get("entry")
         by_run.setdefault(r["run_id"], {}).setdefault(key, set()).add(r.get("seed"))
+    planned = {}
+    for r in rows:
+        planned.setdefault(r["run_id"], set()).update(r.get("planned_peers") or ())
     return {rid for rid, entries in by_run.items()
             if any(r.get("family") == "peer" for r in rows if r["run_id"] == rid)
-            and len({len(s) for s in entries.values()}) == 1}
+            and len({len(s) for s in entries.values()}) == 1 and planned[rid] <= set(entries)}
 
 
 def groups(c) -> dict:
