@@ -1,5 +1,6 @@
 """L4e (learners/l4e_lazy_adamw): L4c's chess update with AdamW applied by row when the row
-is next read, written or exported. Its weights (policy and target) and losses equal L4c's bit
+is next read, written or exported; L4g (learners/l4g_lazy_prefetched), the same over L4f's
+per-row phase, takes every test of the lazy update too. Its weights (policy and target) and losses equal L4c's bit
 for bit at the contract's settings and at a recipe's, across target copies, at 1, 2 and 3
 threads; it passes the chess learner checks; LazyAdam (zero-gradient steps skipped) does not
 equal L4c."""
@@ -10,12 +11,18 @@ from core.discover import get_learner, reference_learner
 from tests.helpers import assert_equal_traces as _assert_equal_traces, chess_trace as _trace, learner_or_skip, same_weights as _same
 
 NAME = "l4e_lazy_adamw"
+LAZY = (NAME, "l4g_lazy_prefetched")             # the learners with L4e's lazy AdamW
 CHECKPOINTS = (1, 7, 50, 300)
 RECIPE = dict(hidden=128, batch_size=2048, gamma=0.9, lr=5e-4, target_period=32)
 
 
+@pytest.fixture(scope="module", params=LAZY)
+def lazy(request):
+    return learner_or_skip(request.param)
+
+
 @pytest.fixture(scope="module")
-def lazy():
+def l4e():
     return learner_or_skip(NAME)
 
 
@@ -107,7 +114,7 @@ def test_lazy_adam_fails_the_chess_checks(lazy, monkeypatch):
     assert any(not o.ok for o in out), "the chess checks passed LazyAdam"
 
 
-def test_floor_counts_fewer_bytes_than_l4c_and_refuses_bad_input(lazy, capsys):
+def test_floor_counts_fewer_bytes_than_l4c_and_refuses_bad_input(l4e, capsys):
     from learners.l4e_lazy_adamw import floor
     from training.cost import TIMING_ROWS
     assert floor.REPLAY_ROWS == TIMING_ROWS
@@ -125,7 +132,7 @@ def test_floor_counts_fewer_bytes_than_l4c_and_refuses_bad_input(lazy, capsys):
         assert err and "\n" not in err, err
 
 
-def test_compare_runs_both_learners_and_refuses_bad_input(lazy, l4c_learner, capsys):
+def test_compare_runs_both_learners_and_refuses_bad_input(l4e, l4c_learner, capsys):
     from learners.l4e_lazy_adamw import compare
     from versions.chess.common.learn_verify import chess_config
     res = compare.compare(chess_config(), warm=2, samples=1, out=lambda _: None)
@@ -158,6 +165,6 @@ def test_bad_input_is_refused_in_one_line(lazy, capsys, tmp_path):
     with pytest.raises(StudyError) as e:
         impl.learn(3)
     assert "action" in str(e.value) and impl.updates == 0
-    assert main(["learn", "--learner", NAME, "--updates", "2", "--out", str(tmp_path / "x.npz")]) == 2
+    assert main(["learn", "--learner", lazy.name, "--updates", "2", "--out", str(tmp_path / "x.npz")]) == 2
     err = capsys.readouterr().err.strip()
     assert err and "\n" not in err and "chess" in err

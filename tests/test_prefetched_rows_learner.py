@@ -3,19 +3,28 @@ backward that prefetch and block what they read. Its weights (policy and target)
 equal L4c's bit for bit at the contract's settings, at a recipe's (H 48, B 2048: the
 narrowest layer-1 tail) and at widths that leave 1..7 vectors in layer 1's tail, at 1, 2 and
 3 threads, with the tests-only mutations too; it passes the chess learner checks, and a
-broken variant of it does not."""
+broken variant of it does not. L4g (the same phases under L4e's lazy AdamW) takes every test
+too."""
 import pytest
 
 from core.discover import reference_learner
 from tests.helpers import assert_equal_traces, chess_trace, learner_or_skip
 
-NAME = "l4f_prefetched_rows"
+NAMES = ("l4f_prefetched_rows", "l4g_lazy_prefetched")      # the learners with L4f's phases
 RECIPE = dict(hidden=48, batch_size=2048, gamma=0.9, lr=1e-3, target_period=32)
 
 
-@pytest.fixture(scope="module")
-def fast():
-    return learner_or_skip(NAME)
+@pytest.fixture(scope="module", params=NAMES)
+def fast(request):
+    return learner_or_skip(request.param)
+
+
+def _mutate(monkeypatch, mutation):
+    """The tests-only mutation on L4c's Python class and on L4e's (which sets its own)."""
+    from learners.l4c_native_chess.learner import ChessRoundLearner
+    from learners.l4e_lazy_adamw.learner import LazyChessLearner
+    for cls in (ChessRoundLearner, LazyChessLearner):
+        monkeypatch.setattr(cls, "mutation", mutation)
 
 
 @pytest.mark.parametrize("settings,checkpoints", [
@@ -37,11 +46,10 @@ def test_weights_equal_l4c_bit_for_bit(fast, l4c_learner, chess_replay, settings
 def test_mutations_take_the_same_path_as_l4c(fast, l4c_learner, chess_replay, monkeypatch, mutation):
     """The tests-only mutations reach rows() and targets() (beta, the unmasked argmax): the
     two learners, mutated alike, still agree bit for bit, and differ from the unmutated."""
-    from learners.l4c_native_chess.learner import ChessRoundLearner
     from versions.chess.common.learn_verify import chess_config
     cfg = chess_config(seed=3, threads=2, hidden=24, batch_size=96)
     clean, _ = chess_trace(fast, cfg, chess_replay, (5,))
-    monkeypatch.setattr(ChessRoundLearner, "mutation", mutation)
+    _mutate(monkeypatch, mutation)
     ref, _ = chess_trace(l4c_learner, cfg, chess_replay, (5,))
     got, _ = chess_trace(fast, cfg, chess_replay, (5,))
     assert_equal_traces(got, ref, (5,))
@@ -56,9 +64,8 @@ def test_passes_the_chess_learner_checks(fast):
 
 
 def test_a_broken_variant_fails_the_chess_checks(fast, monkeypatch):
-    from learners.l4c_native_chess.learner import ChessRoundLearner
     from versions.chess.common import learn_verify
     monkeypatch.setattr(learn_verify, "K", 10)
-    monkeypatch.setattr(ChessRoundLearner, "mutation", 2)       # the argmax over every action
+    _mutate(monkeypatch, 2)                                      # the argmax over every action
     out = learn_verify.ChessLearnerVerifier(reference_learner(), seeds=(0,)).verify(fast)
     assert any(not o.ok for o in out), "a learner that ignores the legal mask passed"

@@ -93,7 +93,7 @@ public:
         const float gamma = static_cast<float>(hp.gamma), beta = mutation == 1 ? 2.0f : 1.0f;
         const float* argmax_net = hp.dbl ? theta.data() : target.data();
         const size_t w3_bytes = sizeof(float) * sz(Hp);
-        std::vector<int32_t> legal(N_ACT);
+        int32_t legal[N_ACT];                                  // on the stack: no allocation per block
         for (int j = b0; j < b1; ++j) {
             const int64_t* r = data + idx[j] * WORDS;
             const float* hn = h2p.data() + sz(B + j, Hp);
