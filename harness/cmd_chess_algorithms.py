@@ -18,6 +18,8 @@ fast pair, v5c_blocked_sparse x l4c_native_chess, at this machine's cores):
    scoring apart). `--cost-only` skips this step; `--train NAME` keeps it for the recipes
    named (the others are verified and costed only: a slow recipe's rounds may come from an
    earlier run, since a seed's run is deterministic, and its time from this run's cost).
+`--also-learner L` does all three with a second learner on the same rung in the same run:
+both verified first, then costed back to back, then trained seed by seed in turn.
 """
 from __future__ import annotations
 
@@ -169,30 +171,50 @@ def _hashes(a, version, learner) -> dict:
 
 def run(todo, seeds, pair, pairs, args, note, quick=None) -> int:
     """Each recipe on the run's pair (and on --also-learner's, the same rung): verified at its
-    update, costed, trained on the seeds; the --cost-pair pairs costed at the first recipe."""
+    update, costed, trained on the seeds; the --cost-pair pairs costed at the first recipe.
+    With two learners, both are verified first, then costed back to back, then trained seed
+    by seed in turn (seed 100 on each, then 101, ...), so that a shared machine's drift in
+    speed falls on both sides of their ratio alike."""
     quick = args.quick if quick is None else quick
     budget = args.budget or (QUICK_BUDGET_S if quick else BUDGET_S)
     also = getattr(args, "also_learner", None)
     failed = 0
     for a, settings, over in todo:
+        ready = []
         for learner in [pair[1]] + ([also] if also else []):
-            extra = pairs if a is todo[0][0] and learner == pair[1] else []
-            failed += _recipe(a, settings, over, (pair[0], learner), extra, seeds, budget, args, note, quick)
+            common = _checked(a, settings, over, (pair[0], learner), budget, args, note, quick)
+            if common is None:
+                failed += 1
+            else:
+                ready.append(common)
+        for common in ready:
+            extra = pairs if a is todo[0][0] and common["learner"] == pair[1] else []
+            for v, lr in [(pair[0], common["learner"])] + list(extra):
+                cost_run(a, settings, v, lr, args, quick, note)
+        if args.cost_only or (args.train and a.name not in args.train):
+            continue
+        for s in seeds:
+            for common in ready:
+                failed += _train(a, settings, common, s, budget, args, note, quick)
     return failed
 
 
-def _recipe(a, settings, over, pair, pairs, seeds, budget, args, note, quick) -> int:
-    """One recipe on one pair: failed runs (a learner that does not verify counts one)."""
-    from core.spec import NetSpec
-    from training.chess import ChessTrainConfig, train
-    from versions.chess.common.spec import CHESS
-    version, learner = pair
+def _config(settings, version, learner, budget, args):
+    from training.chess import ChessTrainConfig
     threads, workers = _threads(version, learner, args)
-    cfg = ChessTrainConfig(**{**settings, "version": version, "learner": learner, "threads": threads,
-                              "workers": workers, "budget_s": budget, "max_rounds": MAX_ROUNDS}).check()
+    return ChessTrainConfig(**{**settings, "version": version, "learner": learner, "threads": threads,
+                               "workers": workers, "budget_s": budget, "max_rounds": MAX_ROUNDS}).check()
+
+
+def _checked(a, settings, over, pair, budget, args, note, quick):
+    """The fields every row of a recipe on a pair shares, once its learner has passed the
+    checks at the recipe's update (here or in an earlier run of the same code); None (and a
+    row saying why) if it fails them."""
+    version, learner = pair
+    cfg = _config(settings, version, learner, budget, args)
     common = {"workload": "chess", "algorithm": a.name, "number": a.number, "title": a.title,
               "base": a.base, "settings": settings, "overrides": over, "version": version,
-              "learner": learner, "threads": threads, "workers": workers, "budget_s": budget,
+              "learner": learner, "threads": cfg.threads, "workers": cfg.workers, "budget_s": budget,
               **_hashes(a, version, learner)}
     check = _earlier_check(a.name, learner, settings, common["source_hash"], quick)
     if check:
@@ -205,37 +227,41 @@ def _recipe(a, settings, over, pair, pairs, seeds, budget, args, note, quick) ->
         note(f"{a.name}: {learner} does not verify at this update: {check['detail']}")
         if not args.no_record:
             results.append("chess_algorithm", {**common, "seed": None, "error": check["detail"]}, quick=quick)
-        return 1
-    for v, lr in [pair] + list(pairs):
-        cost_run(a, settings, v, lr, args, quick, note)
-    if args.cost_only or (args.train and a.name not in args.train):
-        return 0
-    failed = 0
+        return None
+    return common
+
+
+def _train(a, settings, common, s, budget, args, note, quick) -> int:
+    """One seed of a recipe on a verified pair, to the criterion or the budget: 1 if it
+    failed to reach it (quick runs never fail)."""
+    from core.spec import NetSpec
+    from training.chess import train
+    from versions.chess.common.spec import CHESS
+    learner = common["learner"]
+    cfg = _config(settings, common["version"], learner, budget, args)
     fpu = NetSpec(CHESS, cfg.hidden).update_flops(cfg.batch_size, cfg.double)
     every = max(1, EVAL_TRANSITIONS // (cfg.envs * cfg.steps))
-    for s in seeds:
-        load0 = _load()
-        r = train(replace(cfg, seed=s, eval_every=every), progress=lambda t: note(f"{a.name} seed {s}: {t}"))
-        reached = next((p for p in r["curve"] if p["score"] >= cfg.criterion), None)
-        row = {**common, "seed": s, "eval_every": every, "rounds": r["rounds"], "updates": r["updates"],
-               "transitions": r["transitions"], "reached": r["reached"],
-               "time_to_criterion_s": r["time_to_criterion_s"],
-               "rounds_to_criterion": reached["round"] if reached else None,
-               "updates_to_criterion": reached["updates"] if reached else None,
-               "flops_per_update": fpu, "flops": fpu * (reached or {"updates": r["updates"]})["updates"],
-               "best_score": r["best_score"], "train_s": r["train_s"], "startup_s": r["startup_s"],
-               "eval_s": r["eval_s"], "gen_s": r["gen_s"], "store_s": r["store_s"], "learn_s": r["learn_s"],
-               "round_gen_s": r["round_gen_s"], "round_learn_s": r["round_learn_s"],
-               "curve": [{k: p[k] for k in ("round", "updates", "train_s", "score", "wins", "draws", "losses")}
-                         for p in r["curve"]],
-               "load_before": load0, "load_after": _load()}
-        if not args.no_record:
-            results.append("chess_algorithm", row, quick=quick)
-        t = f"{r['time_to_criterion_s']:.2f} s" if r["reached"] else f"NOT within {budget:g} s"
-        print(f"{a.name} on {learner} seed {s}: 0.75 {t}, {row['rounds_to_criterion']} rounds, "
-              f"best {r['best_score']:.3f}", flush=True)
-        failed += int(not r["reached"] and not quick)
-    return failed
+    load0 = _load()
+    r = train(replace(cfg, seed=s, eval_every=every), progress=lambda t: note(f"{a.name} seed {s}: {t}"))
+    reached = next((p for p in r["curve"] if p["score"] >= cfg.criterion), None)
+    row = {**common, "seed": s, "eval_every": every, "rounds": r["rounds"], "updates": r["updates"],
+           "transitions": r["transitions"], "reached": r["reached"],
+           "time_to_criterion_s": r["time_to_criterion_s"],
+           "rounds_to_criterion": reached["round"] if reached else None,
+           "updates_to_criterion": reached["updates"] if reached else None,
+           "flops_per_update": fpu, "flops": fpu * (reached or {"updates": r["updates"]})["updates"],
+           "best_score": r["best_score"], "train_s": r["train_s"], "startup_s": r["startup_s"],
+           "eval_s": r["eval_s"], "gen_s": r["gen_s"], "store_s": r["store_s"], "learn_s": r["learn_s"],
+           "round_gen_s": r["round_gen_s"], "round_learn_s": r["round_learn_s"],
+           "curve": [{k: p[k] for k in ("round", "updates", "train_s", "score", "wins", "draws", "losses")}
+                     for p in r["curve"]],
+           "load_before": load0, "load_after": _load()}
+    if not args.no_record:
+        results.append("chess_algorithm", row, quick=quick)
+    t = f"{r['time_to_criterion_s']:.2f} s" if r["reached"] else f"NOT within {budget:g} s"
+    print(f"{a.name} on {learner} seed {s}: 0.75 {t}, {row['rounds_to_criterion']} rounds, "
+          f"best {r['best_score']:.3f}", flush=True)
+    return int(not r["reached"] and not quick)
 
 
 def cmd(args) -> int:

@@ -178,12 +178,15 @@ def test_the_ladder_command_verifies_costs_and_trains_one_seed(tmp_path):
 
 
 def test_also_learner_costs_and_trains_the_recipe_with_a_second_learner_in_the_same_run(tmp_path):
-    _, cost, runs = _quick_ladder(tmp_path, "--also-learner", "l4f_prefetched_rows")
+    """Both costed back to back, then trained seed by seed in turn (a drift in the machine's
+    speed falls on both sides of their ratio alike)."""
+    _, cost, runs = _quick_ladder(tmp_path, "--also-learner", "l4f_prefetched_rows", "--seeds", "2")
     assert [c["learner"] for c in cost] == ["l4c_native_chess", "l4f_prefetched_rows"]
-    assert [r["learner"] for r in runs] == ["l4c_native_chess", "l4f_prefetched_rows"]
+    assert [(r["learner"], r["seed"]) for r in runs] == [
+        ("l4c_native_chess", 100), ("l4f_prefetched_rows", 100), ("l4c_native_chess", 101), ("l4f_prefetched_rows", 101)]
     assert len({x["run_id"] for x in cost + runs}) == 1
     assert all(r["learner_check"]["status"] == "passed" for r in runs)
-    assert all(r["rounds"] >= 1 and r["curve"] and r["seed"] == 100 for r in runs)
+    assert all(r["rounds"] >= 1 and r["curve"] for r in runs)
 
 
 def test_the_sweep_driver_runs_recipes_side_by_side(tmp_path):

@@ -14,6 +14,7 @@ import statistics
 from typing import Dict, List, Optional
 
 from report.context import fmt_si, md_table
+from report.parts.chess_seconds_targets import seconds_targets
 
 WORKLOAD = "chess"
 PRACTITIONER = ("v1_python", "l1_torch_eager")
@@ -175,19 +176,21 @@ def _same_run(rows, run) -> Optional[float]:
     return statistics.median(t) if t else None
 
 
-def knobs(c, level: str = "###") -> str:
-    """The chain: the practitioner's loop at a1, the generation ladder, the learner ladder,
-    then each recipe on the fast pair; every cost from one run."""
+def knob_chain(c):
+    """(cost run, the chain's steps [(what, label, estimate s, measured median s or None)],
+    their (cost key, rounds) pairs, the first recipe's name): the practitioner's loop at a1,
+    the generation ladder, the learner ladder, each recipe on the fast pair, the last recipe
+    on a faster learner; every cost from one run. None where there is no chain."""
     from training import chess_algorithm as calg
     runs = ladder_runs(c)
     crun, costs = cost_run(c)
     names = [a.name for a in calg.algorithms() if a.name in runs]
     if not names or not crun:
-        return ""
+        return None
     first = names[0]
     s1 = _stats(runs[first])
     if not s1["rounds_to_criterion"]:
-        return ""
+        return None
     fast = runs[first][0]["version"], runs[first][0]["learner"]
     chain, keys = [], []
     for v, lr, what in ((PRACTITIONER[0], PRACTITIONER[1], "the practitioner's loop"),
@@ -213,8 +216,15 @@ def knobs(c, level: str = "###") -> str:
             chain.append((f"+ the learner `{lr}`", f"`{v}` x `{lr}` x `{name}`",
                           s["rounds_to_criterion"][1] * cost["round_s"], _same_run(rows, crun)))
             keys.append(((name, v, lr), s["rounds_to_criterion"][1]))
-    if len(chain) < 2:
+    return (crun, chain, keys, first) if len(chain) >= 2 else None
+
+
+def knobs(c, level: str = "###") -> str:
+    """The chain (knob_chain) as a table and a figure, then the chess-in-seconds targets."""
+    got = knob_chain(c)
+    if not got:
         return ""
+    crun, chain, keys, first = got
     fig = knob_figure(c, chain)
     by_run = cost_runs(c)
     body, prev = [], None
@@ -239,7 +249,8 @@ def knobs(c, level: str = "###") -> str:
             + md_table(["Step", "Pair x recipe", "Time to 0.75 (estimate)", "Measured (median)",
                         "This step", "This step, every run", "Since the practitioner's loop",
                         "Since, every run"], body)
-            + f"\n\n![What each knob bought, for chess]({fig})\n")
+            + f"\n\n![What each knob bought, for chess]({fig})\n"
+            + "".join(f"\n{t}\n" for t in [seconds_targets(c, got)] if t))
 
 
 def knob_figure(c, chain) -> str:

@@ -1,0 +1,99 @@
+"""Chess in seconds against its targets (the chess-in-seconds issue, *Targets*), each stated
+as met or not from the rows, with its spread between runs: the best pair x recipe's median
+time to 0.75 over unseen seeds, its factor over the practitioner's loop (both estimates of one
+cost run), the fastest exact learner's update over l4c's (one learner run), and each recipe's
+estimate against its complete runs of the cost run. Used by chess_algorithms.knobs."""
+from __future__ import annotations
+
+import statistics
+from typing import List
+
+SECONDS, MIN_SEEDS = 10.0, 5          # median time to 0.75 at most, over at least this many seeds
+OVER_PRACTITIONER = 300.0             # sooner than the practitioner's loop at its own recipe
+LEARNER_X = 4.0                       # the best exact learner's update over l4c's, same run
+ESTIMATE_OFF = 0.10                   # estimate against its complete runs, median over seeds
+BASE_LEARNER = "l4c_native_chess"
+NOT_NATIVE = ("l1_torch_eager", "l2_torch_compile")
+
+
+def _met(ok: bool) -> str:
+    return "**met**" if ok else "**not met**"
+
+
+def _time(c, ca) -> str:
+    entries = [(k[0], rows) for k, rows in ca.learner_runs(c).items()] + list(ca.ladder_runs(c).items())
+    done = [(n, rows, ca._stats(rows)) for n, rows in entries if ca._stats(rows)["time_to_criterion_s"]]
+    if not done:
+        return ""
+    name, rows, s = min(done, key=lambda x: x[2]["time_to_criterion_s"][1])
+    r0, q = rows[0], s["time_to_criterion_s"]
+    ok = q[1] <= SECONDS and s["reached"] == s["n"] >= MIN_SEEDS
+    medians = ca.medians_by_run(c, name, r0["version"], r0["learner"])
+    spread = ""
+    if len(medians) > 1:
+        spread = (f"; in the {len(medians)} runs that trained it (every seed reaching 0.75) its median "
+                  f"ranged {ca._s(min(medians))}-{ca._s(max(medians))}, at most {SECONDS:g} s in "
+                  f"{sum(m <= SECONDS for m in medians)} of them: the machine is shared and a run's seconds "
+                  "move with it")
+    return (f"a median time to 0.75 of at most {SECONDS:g} s over >= {MIN_SEEDS} unseen seeds: "
+            f"`{r0['version']}` x `{r0['learner']}` x `{name}`, {ca._s(q[1])} [IQR {ca._s(q[0])}-{ca._s(q[2])}], "
+            f"{s['reached']}/{s['n']} seeds (run {r0['run_id']}), {_met(ok)}{spread}")
+
+
+def _over(c, ca, got) -> str:
+    crun, chain, keys, _ = got
+    i = min(range(len(chain)), key=lambda k: chain[k][2])
+    x = chain[0][2] / chain[i][2]
+    return (f">= {OVER_PRACTITIONER:g}x sooner than the practitioner's loop at its own recipe, both "
+            f"estimates from run {crun}: {chain[i][1]} {x:,.0f}x, {_met(x >= OVER_PRACTITIONER)} "
+            f"(every run that costed both: {ca._range(ca.cost_runs(c), keys[0], keys[i])})")
+
+
+def _learner(c) -> str:
+    timed = [r for r in c.rows("learner") if r.get("device", "cpu") == "cpu" and r.get("update_s")]
+    base = [r for r in timed if r["learner"] == BASE_LEARNER]
+    if not base:
+        return ""
+    threads = max(r["threads"] for r in base)
+    for run in reversed([r["run_id"] for r in base if r["threads"] == threads]):
+        b = next(r for r in base if r["run_id"] == run and r["threads"] == threads)
+        rivals = [r for r in timed if r["run_id"] == run and r["threads"] == threads
+                  and r["learner"] not in (BASE_LEARNER,) + NOT_NATIVE]
+        if rivals:
+            best = min(rivals, key=lambda r: r["update_s"])
+            x = b["update_s"] / best["update_s"]
+            return (f"an exact learner's update >= {LEARNER_X:g}x `{BASE_LEARNER}`'s at the contract's "
+                    f"settings, same run: `{best['learner']}` {x:.2f}x at {threads} threads (run {run}), "
+                    f"{_met(x >= LEARNER_X)} (*The learner target*, in the chess learner section, "
+                    "sets it against the layer-2 products' FMA roof)")
+    return ""
+
+
+def _estimates(c, ca, got) -> List[str]:
+    crun, _, _, _ = got
+    costs = ca.cost_runs(c).get(crun, {})
+    out = []
+    for (name, v, lr), cost in costs.items():
+        same = [r for r in c.rows("chess_algorithm") if r["run_id"] == crun and r.get("reached")
+                and (r["algorithm"], r["version"], r["learner"]) == (name, v, lr)]
+        if not same:
+            continue
+        est = statistics.median(r["rounds_to_criterion"] for r in same) * cost["round_s"]
+        meas = statistics.median(r["time_to_criterion_s"] for r in same)
+        off = est / meas - 1.0
+        out.append(f"`{name}` on `{lr}` {100 * off:+.0f}% ({ca._s(est)} against {ca._s(meas)}, "
+                   f"{len(same)} seeds) {_met(abs(off) <= ESTIMATE_OFF)}")
+    return out
+
+
+def seconds_targets(c, got) -> str:
+    """One paragraph: each target, met or not (got: chess_algorithms.knob_chain(c))."""
+    from report.sections import chess_algorithms as ca
+    parts = [p for p in (_time(c, ca), _over(c, ca, got), _learner(c)) if p]
+    est = _estimates(c, ca, got)
+    if est:
+        parts.append(f"each estimate within {100 * ESTIMATE_OFF:.0f}% of the complete runs of its cost run "
+                     f"(run {got[0]}; median rounds x cost a round against the median time): " + "; ".join(est))
+    if not parts:
+        return ""
+    return "**Chess in seconds, its targets** (the machine above, 2 cores): " + "; ".join(parts) + "."
