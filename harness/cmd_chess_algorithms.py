@@ -34,7 +34,11 @@ SEARCH_SEEDS = (0, 1, 2, 3)           # the sweeps' (algorithms/chess/sweeps/): 
 BUDGET_S, QUICK_BUDGET_S = 900.0, 20.0
 MAX_ROUNDS = 10 ** 6
 EVAL_TRANSITIONS = 51_200             # a scoring every 80 of a1's rounds, 25 of a5's
-ROUNDS_COST, QUICK_ROUNDS_COST = 30, 5
+# A cost run's learn median is over its second half (training.chess): at 100 rounds that is
+# rounds 50-100, where a8's replay holds 100-200 k rows, as in most of its training (at 30
+# rounds it held under 61 k, and the estimates of runs 20261129T085911-ladderl4f2 and
+# 20261129T091354-ladderl4f3 were 10-21% off their complete runs).
+ROUNDS_COST, QUICK_ROUNDS_COST = 100, 5
 FAST_PAIR = ("v5c_blocked_sparse", "l4c_native_chess")
 
 

@@ -281,8 +281,13 @@ def knob_figure(c, chain) -> str:
 
 
 def render(ctx):
-    """The ladder's detail (its knob chain opens the report: report/sections/answer.py)."""
-    return ladder(ctx.for_workload(WORKLOAD))
+    """The ladder's detail (its knob chain opens the report: report/sections/answer.py), then
+    the sweeps its recipes came from."""
+    from report.parts.chess_sweeps import sweep_table
+    c = ctx.for_workload(WORKLOAD)
+    text = ladder(c)
+    sweeps = sweep_table(c)
+    return text + ("\n" + sweeps if text and sweeps else "")
 
 
 def headline(ctx) -> str:
