@@ -1,0 +1,102 @@
+"""Chess in seconds against its targets (report/parts/chess_seconds_targets.py) and the sweeps
+behind the recipes (report/parts/chess_sweeps.py), on synthetic rows: each target met or not
+with the numbers it is judged on, the spread between runs, and the sweep table's medians."""
+from __future__ import annotations
+
+import re
+
+from tests.helpers import md_table, numbers
+from tests.test_chess_knobs_report import FAST, _append
+
+COST, OTHER = "20260101T000000-cost", "20260102T000000-other"
+L4F = "l4f_prefetched_rows"
+
+
+def _cost(d, recipe, version, learner, round_s, run=COST):
+    _append(d, "chess_algorithm_cost", {"workload": "chess", "algorithm": recipe, "version": version,
+                                        "learner": learner, "round_s": round_s}, run)
+
+
+def _seeds(d, recipe, learner, rounds, times, run):
+    for i, t in enumerate(times):
+        _append(d, "chess_algorithm", {
+            "workload": "chess", "algorithm": recipe, "version": FAST[0], "learner": learner,
+            "seed": 100 + i, "reached": True, "rounds_to_criterion": rounds, "time_to_criterion_s": t,
+            "updates_to_criterion": 4 * rounds, "flops": 1e9, "settings": {"envs": 512, "steps": 4},
+            "threads": 2, "workers": 2, "learner_check": {"status": "passed", "checks": []}}, run)
+
+
+def _learner(d, learner, update_s, run="20260103T000000-learn"):
+    _append(d, "learner", {"workload": "chess", "learner": learner, "threads": 2, "device": "cpu",
+                           "update_s": update_s, "number": "4"}, run)
+
+
+def _targets(d, tmp_path):
+    from report.context import Context
+    from report.sections import chess_algorithms as ca
+    c = Context(results_dir=d, report_dir=tmp_path / "rep").for_workload("chess")
+    text = ca.knobs(c)
+    line = next(x for x in text.splitlines() if x.startswith("**Chess in seconds, its targets**"))
+    return dict(re.findall(r"(at most 10 s over|>= 300x sooner|>= 4x `l4c_native_chess`'s|each estimate within 10%)"
+                           r"(.*?)(?=; (?:>= 300x|an exact|each estimate)|\.$)", line)), line
+
+
+def _ladder(d, a8_l4f_times, a8_round=0.02, learner_x=(1.0, 0.5)):
+    _cost(d, "a1_today", "v1_python", "l1_torch_eager", 2.0)
+    _cost(d, "a1_today", *FAST, 0.1)
+    _cost(d, "a8_48_units", *FAST, 0.03)
+    _cost(d, "a8_48_units", FAST[0], L4F, a8_round)
+    _seeds(d, "a1_today", FAST[1], 1000, [100.0] * 5, "20251231T000000-lad")
+    _seeds(d, "a8_48_units", FAST[1], 400, [12.0] * 5, COST)
+    _seeds(d, "a8_48_units", L4F, 400, a8_l4f_times, COST)
+    _learner(d, "l4c_native_chess", learner_x[0] * 1e-3)
+    _learner(d, "l4e_lazy_adamw", learner_x[1] * 1e-3)
+
+
+def test_targets_met_with_their_numbers(tmp_path):
+    d = tmp_path / "res"
+    _ladder(d, [8.0, 8.2, 7.8, 8.1, 7.9], learner_x=(1.0, 0.2))
+    got, line = _targets(d, tmp_path)
+    time = got["at most 10 s over"]
+    assert "8 s" in time and "5/5 seeds" in time and "**met**" in time
+    # the practitioner's loop: 1000 rounds x 2 s; the best: 400 x 20 ms = 8 s: 250x, under 300x
+    over = got[">= 300x sooner"]
+    assert "250x" in over and "**not met**" in over
+    assert "5.00x" in got[">= 4x `l4c_native_chess`'s"] and "**met**" in got[">= 4x `l4c_native_chess`'s"]
+    est = got["each estimate within 10%"]
+    # l4c: 400 x 30 ms = 12 s against 12 s (+0%, met); l4f: 8 s against a median 8 s (+0%)
+    assert est.count("**met**") == 2 and "not met" not in est
+
+
+def test_a_slow_run_an_estimate_off_and_a_slow_learner_are_not_met(tmp_path):
+    d = tmp_path / "res"
+    _seeds(d, "a8_48_units", L4F, 400, [8.0] * 5, OTHER)             # an earlier run that met it
+    _ladder(d, [10.0, 11.0, 10.5, 12.0, 11.5], a8_round=0.0125)     # estimate 5 s against 11 s
+    got, line = _targets(d, tmp_path)
+    time = got["at most 10 s over"]
+    assert "11 s" in time and "**not met**" in time
+    assert "ranged 8 s-11 s, at most 10 s in 1 of them" in time
+    assert "2.00x" in got[">= 4x `l4c_native_chess`'s"] and "**not met**" in got[">= 4x `l4c_native_chess`'s"]
+    est = got["each estimate within 10%"]
+    l4f = est[est.index(f"`{L4F}`"):]
+    assert numbers(l4f)[:1] == [-55] and "**not met**" in l4f
+
+
+def test_the_sweep_table_gives_each_recipes_median_rounds_and_what_it_changed(tmp_path):
+    from report.context import Context
+    from report.parts.chess_sweeps import sweep_table
+    d = tmp_path / "res"
+    base = {"hidden": 48, "envs": 512, "steps": 4, "seed": 0, "lr": 0.001}
+    for name, cfg, rounds in (("a8", base, (396, 360, 384)), ("n1024", {**base, "envs": 1024, "steps": 2},
+                                                                  (408, None, 396))):
+        for seed, r in enumerate(rounds):
+            _append(d, "chess_sweep", {"workload": "chess", "recipe": name, "seed": seed,
+                                       "config": {**cfg, "seed": seed}, "reached": r is not None,
+                                       "rounds_to_criterion": r}, "20260104T000000-sweep9")
+    c = Context(results_dir=d, report_dir=tmp_path / "rep").for_workload("chess")
+    rows = {r["Recipe"]: r for r in md_table(sweep_table(c), "Rounds to 0.75, median (range)")}
+    assert rows["`a8`"]["Settings (vs the sweep's first)"] == "(the sweep's base)"
+    assert numbers(rows["`a8`"]["Rounds to 0.75, median (range)"]) == [384, 360, 396]
+    assert rows["`n1024`"]["Settings (vs the sweep's first)"] == "envs 1024, steps 2"
+    assert rows["`n1024`"]["Reached"] == "2/3"
+    assert numbers(rows["`n1024`"]["Rounds to 0.75, median (range)"]) == [402, 396, 408]
