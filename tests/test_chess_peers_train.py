@@ -200,3 +200,11 @@ def test_the_target_line_counts_a_peer_that_did_not_reach_by_its_budget():
     line = target_line(g)
     assert "**not met**" in line and "`fast`" in line and "55x later" in line
     assert target_line({"pair": ours}) == ""                                          # no peer in the run
+    assert "†" not in line
+    from core import code_hash
+    now = code_hash.code_hash(["core/rng.py"])
+    g["pair"] = [dict(r, code={"scheme": 2, "roots": ["core/rng.py"], "hash": now}) for r in ours]
+    assert "†" not in target_line(g)                                                  # the code it ran
+    g["pair"] = [dict(r, code={"scheme": 2, "roots": ["core/rng.py"], "hash": "0" * 12}) for r in ours]
+    line = target_line(g)                                                             # code changed since
+    assert "`pair` †" in line and "(†: the rows of `pair` were measured before" in line and "`fast`," in line

@@ -109,10 +109,15 @@ def target_line(g: dict, label: str = "**Target**") -> str:
     x, bound, k, s = min(ratios, key=lambda t: (t[0], -(t[3]['best'] or 0)))   # a tie: the nearer best score
     what = (f"did not reach 0.75 within its budget of {_long(s['budget'])} ({x:,.0f}x the pair's median; best "
             f"score {s['best']:.3f})" if bound else f"reached it in a median {_long(_median_or_inf(s))}, {x:,.0f}x later")
+    from report.data import stale
+    old = [key for key, rows in runs[rid] if any(stale(r) for r in rows)]
+    since = (f" (†: the rows of {', '.join(f'`{o}`' for o in old)} were measured before the code they ran last "
+             "changed)") if old else ""
+    mark = lambda key: f"`{key}`" + (" †" if key in old else "")
     return (f"{label} (the study's chess pair and recipe reach 0.75 at least 100x sooner than the quickest "
             f"peer, or no peer reaches it within 100x the pair's time; run {rid}): "
-            f"{'**met**' if x >= 100 else '**not met**'}. `{pair_key}` reached 0.75 in a median "
-            f"{_long(base)} over {len(pair['ok'])} seeds; the quickest peer, `{k}`, {what}.")
+            f"{'**met**' if x >= 100 else '**not met**'}. {mark(pair_key)} reached 0.75 in a median "
+            f"{_long(base)} over {len(pair['ok'])} seeds; the quickest peer, {mark(k)}, {what}{since}.")
 
 
 def ours_sets(rows) -> str:
