@@ -88,7 +88,7 @@ def _estimates(c, ca, got) -> List[str]:
 
 def seconds_targets(c, got) -> str:
     """One paragraph: each target, met or not (got: chess_algorithms.knob_chain(c))."""
-    from report.sections import chess_algorithms as ca
+    from report.parts import chess_ladder_data as ca
     parts = [p for p in (_time(c, ca), _over(c, ca, got), _learner(c)) if p]
     est = _estimates(c, ca, got)
     if est:
