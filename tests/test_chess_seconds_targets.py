@@ -87,16 +87,18 @@ def test_the_sweep_table_gives_each_recipes_median_rounds_and_what_it_changed(tm
     from report.parts.chess_sweeps import sweep_table
     d = tmp_path / "res"
     base = {"hidden": 48, "envs": 512, "steps": 4, "seed": 0, "lr": 0.001}
-    for name, cfg, rounds in (("a8", base, (396, 360, 384)), ("n1024", {**base, "envs": 1024, "steps": 2},
-                                                                  (408, None, 396))):
+    for name, cfg, rounds in (("n1024", {**base, "envs": 1024, "steps": 2}, (408, None, 396)),   # finished first
+                              ("a8", base, (396, 360, 384)), ("lr2", {**base, "lr": 0.002}, (500, 520, 510))):
         for seed, r in enumerate(rounds):
             _append(d, "chess_sweep", {"workload": "chess", "recipe": name, "seed": seed,
                                        "config": {**cfg, "seed": seed}, "reached": r is not None,
                                        "rounds_to_criterion": r}, "20260104T000000-sweep9")
     c = Context(results_dir=d, report_dir=tmp_path / "rep").for_workload("chess")
     rows = {r["Recipe"]: r for r in md_table(sweep_table(c), "Rounds to 0.75, median (range)")}
-    assert rows["`a8`"]["Settings (vs the sweep's first)"] == "(the sweep's base)"
+    col = "Settings (where not the sweep's common ones)"
+    assert rows["`a8`"][col] == "(the common settings)"
+    assert rows["`lr2`"][col] == "lr 0.002"
     assert numbers(rows["`a8`"]["Rounds to 0.75, median (range)"]) == [384, 360, 396]
-    assert rows["`n1024`"]["Settings (vs the sweep's first)"] == "envs 1024, steps 2"
+    assert rows["`n1024`"][col] == "envs 1024, steps 2"
     assert rows["`n1024`"]["Reached"] == "2/3"
     assert numbers(rows["`n1024`"]["Rounds to 0.75, median (range)"]) == [402, 396, 408]
