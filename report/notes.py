@@ -175,14 +175,14 @@ def recipe_round_lines(ctx, name: str) -> List[str]:
     here = [r for r in rows if r["run_id"] == run]
     out = []
     for r in (x for x in here if x["learner"] == name):
-        learn = r["round_learn_s"]["median"]
         others = [o for o in here if (o["algorithm"], o["version"]) == (r["algorithm"], r["version"])
                   and o["learner"] != name]
+        if not others:
+            continue
+        learn = r["round_learn_s"]["median"]
         vs = ", ".join(f"`{o['learner']}` {fmt_time(o['round_s'])} (learning {fmt_time(o['round_learn_s']['median'])}; "
                        f"{_x(o['round_s'] / r['round_s'])} a round, {_x(o['round_learn_s']['median'] / learn)} "
                        f"its learning)" for o in others)
-        if not others:
-            continue
         out.append(f"- At `{r['algorithm']}`'s settings (a round on `{r['version']}`, {r['threads']} learner "
                    f"thread(s); run {run}): {fmt_time(r['round_s'])} a round, learning {fmt_time(learn)}"
                    + f"; in the same run {vs}")

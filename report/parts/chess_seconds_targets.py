@@ -22,7 +22,8 @@ def _met(ok: bool) -> str:
 
 def _time(c, ca) -> str:
     entries = [(k[0], rows) for k, rows in ca.learner_runs(c).items()] + list(ca.ladder_runs(c).items())
-    done = [(n, rows, ca._stats(rows)) for n, rows in entries if ca._stats(rows)["time_to_criterion_s"]]
+    done = [(n, rows, s) for n, rows, s in ((n, rows, ca._stats(rows)) for n, rows in entries)
+            if s["time_to_criterion_s"]]
     if not done:
         return ""
     name, rows, s = min(done, key=lambda x: x[2]["time_to_criterion_s"][1])
