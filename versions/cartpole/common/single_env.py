@@ -17,6 +17,7 @@ import numpy as np
 from gymnasium import spaces
 
 from versions.gym_adapter.errors import InvalidArgument
+from versions.gym_adapter.single import reset_seed
 from versions.cartpole.common.rendering import RENDER_FPS, RENDER_MODES
 from versions.cartpole.common.vector_env import DISABLED, RungVectorEnv
 
@@ -39,15 +40,7 @@ class RungEnv(gym.Env):
 
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
         super().reset(seed=seed)
-        if options:
-            raise InvalidArgument(f"reset options {sorted(options)} are not supported "
-                                  "(initial states come from WORKLOAD.md's RNG)")
-        if seed is None and not self._seeded:       # unseeded: a random stream, as Gymnasium
-            seed = int(self.np_random.integers(0, 2 ** 62))
-        if seed is not None:
-            self._seeded = True
-            self.action_space.seed(seed)
-            self.observation_space.seed(seed)
+        seed = reset_seed(self, seed, options, " (initial states come from WORKLOAD.md's RNG)")
         obs, _ = self._vec.reset(seed=seed)
         return obs[0], {}
 

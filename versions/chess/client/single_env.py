@@ -15,6 +15,7 @@ import gymnasium as gym
 import numpy as np
 
 from versions.gym_adapter.errors import InvalidArgument, NeedsReset, describe
+from versions.gym_adapter.single import reset_seed
 from versions.chess.client.spaces import LegalDiscrete
 from versions.chess.client.vector_env import DISABLED, ChessVectorEnv
 from versions.chess.common.encoding import mask_bool
@@ -35,15 +36,7 @@ class ChessEnv(gym.Env):
 
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
         super().reset(seed=seed)
-        if options:
-            raise InvalidArgument(f"reset options {sorted(options)} are not supported")
-        if seed is None and not self._seeded:       # unseeded: a random stream, as Gymnasium
-            seed = int(self.np_random.integers(0, 2 ** 62))
-        if seed is not None:
-            self._seeded = True
-            self.action_space.seed(seed)
-            self.observation_space.seed(seed)
-        obs, info = self._vec.reset(seed=seed)
+        obs, info = self._vec.reset(seed=reset_seed(self, seed, options))
         self._shown = info["action_mask"][0]
         return obs[0], {"action_mask": self._shown.copy()}
 
