@@ -257,3 +257,32 @@ def test_the_learner_target_sets_the_best_learner_against_layer_2s_products_at_t
     fast_base = roof.learner_roof(None, [row("l4c_native_chess", 1, 1e-3), row("l4e_lazy_adamw", 1, 0.8e-3)])
     assert f"{flops / 100e9 / 0.25e-3:.0%} of that peak" in fast_base and "past the roof" in fast_base
     assert roof.learner_roof(None, [row("l4c_native_chess", 1, 2e-3)]) == ""
+
+
+def test_the_learner_target_at_a_recipes_update_reads_the_newest_cost_run(monkeypatch):
+    """At the recipe's own B and H, from the newest cost run with l4c and a native rival on one
+    recipe: the rival's factor a update (the round's learning over U), and the FMA-peak share a
+    4x learner would need for layer 2's products."""
+    from report.parts import chess_learner_roof as roof
+    monkeypatch.setattr(roof, "fma_peak", lambda c, t: {2: 100e9}.get(t))
+    st = {"batch_size": 2048, "hidden": 48, "updates_per_round": 4}
+
+    def cost(learner, learn_s, run, algorithm="a8_48_units"):
+        return {"run_id": run, "algorithm": algorithm, "version": "v5c_blocked_sparse", "learner": learner,
+                "threads": 2, "settings": st, "round_learn_s": {"median": learn_s}}
+
+    class C:
+        def __init__(self, rows):
+            self._rows = rows
+
+        def rows(self, kind):
+            return self._rows if kind == "chess_algorithm_cost" else []
+    rows = [cost("l4c_native_chess", 0.020, "R0"), cost("l4f_prefetched_rows", 0.004, "R0"),
+            cost("l4c_native_chess", 0.016, "R1"), cost("l4f_prefetched_rows", 0.008, "R1"),
+            cost("l1_torch_eager", 0.001, "R1")]                         # not a rival: not native
+    text = roof.recipe_roof(C(rows))
+    flops = 2 * 5 * 2048 * 48 * 48
+    assert "cost run R1" in text and "`l4f_prefetched_rows` is 2.00x" in text
+    assert f"{flops / 1e6:.0f} MFLOP" in text
+    assert f"{flops / 100e9 / 1e-3:.0%} of it" in text and "does not forbid" in text
+    assert roof.recipe_roof(C([cost("l4c_native_chess", 0.016, "R1")])) == ""

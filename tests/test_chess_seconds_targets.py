@@ -102,3 +102,15 @@ def test_the_sweep_table_gives_each_recipes_median_rounds_and_what_it_changed(tm
     assert rows["`n1024`"][col] == "envs 1024, steps 2"
     assert rows["`n1024`"]["Reached"] == "2/3"
     assert numbers(rows["`n1024`"]["Rounds to 0.75, median (range)"]) == [402, 396, 408]
+
+
+def test_an_estimate_gives_its_error_in_every_run_that_costed_and_trained_it(tmp_path):
+    d = tmp_path / "res"
+    _cost(d, "a8_48_units", FAST[0], L4F, 0.025, run=OTHER)          # 400 x 25 ms = 10 s against 8 s
+    _seeds(d, "a8_48_units", L4F, 400, [8.0] * 5, OTHER)
+    _ladder(d, [8.0, 8.2, 7.8, 8.1, 7.9])                            # 400 x 20 ms = 8 s against 8 s
+    got, line = _targets(d, tmp_path)
+    est = got["each estimate within 10%"]
+    l4f = est[est.index(f"`{L4F}`"):]
+    assert numbers(l4f)[:1] == [0] and "**met**" in l4f
+    assert "in the 2 runs that costed and trained it +0% to +25%, within 10% in 1" in l4f

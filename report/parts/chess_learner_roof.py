@@ -61,3 +61,33 @@ def learner_roof(c, timed: List[dict]) -> str:
             f"{layer2_flops(b0) / 1e6:.0f} MFLOP an update at B = {b0['batch_size']}, H = "
             f"{b0['hidden']}. " + "; ".join(p[0].upper() + p[1:] if i == 0 else p
                                             for i, p in enumerate(parts)) + ".")
+
+
+def recipe_roof(c) -> str:
+    """One sentence: the same target where training runs, at a recipe's own update (its B and
+    H), from the newest cost run that costed l4c and another native CPU learner on one recipe
+    (row chess_algorithm_cost: a round's learning median over its U updates)."""
+    rows = [r for r in c.rows("chess_algorithm_cost") if r.get("round_learn_s")]
+    for run in reversed(list(dict.fromkeys(r["run_id"] for r in rows))):
+        mine = [r for r in rows if r["run_id"] == run]
+        for b in (r for r in mine if r["learner"] == BASE):
+            rivals = [r for r in mine if r["algorithm"] == b["algorithm"] and r["version"] == b["version"]
+                      and r["learner"] not in (BASE, "l1_torch_eager", "l2_torch_compile")]
+            st = b.get("settings") or {}
+            u, peak = st.get("updates_per_round"), fma_peak(c, b.get("threads") or 0)
+            flops = layer2_flops(st)
+            if not rivals or not u or not flops or not peak:
+                continue
+            best = min(rivals, key=lambda r: r["round_learn_s"]["median"])
+            upd, best_upd = b["round_learn_s"]["median"] / u, best["round_learn_s"]["median"] / u
+            allowed, floor = upd / TARGET, flops / peak
+            return (f"At a recipe's own update, where training spends its time (`{b['algorithm']}`: "
+                    f"B = {st['batch_size']}, H = {st['hidden']}, cost run {run}, {b['threads']} threads), "
+                    f"`{best['learner']}`{stale_mark(best)} is {upd / best_upd:.2f}x `{BASE}` "
+                    f"({fmt_time(best_upd)} against {fmt_time(upd)} an update); layer 2's products, "
+                    f"{flops / 1e6:.0f} MFLOP, take {fmt_time(floor)} at the FMA peak, so a {TARGET:g}x "
+                    f"learner would run them at {floor / allowed:.0%} of it with the rest free: here the "
+                    f"roof {'forbids' if floor > allowed else 'does not forbid'} the target (it counts no "
+                    "byte: not layer 1's rows of set bits, the targets' legal rows of layer 3 or "
+                    "AdamW's state).")
+    return ""

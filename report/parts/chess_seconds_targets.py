@@ -70,20 +70,37 @@ def _learner(c) -> str:
     return ""
 
 
+def _off(c, run: str, key: tuple, cost: dict):
+    """(estimate, measured median, seeds) of recipe x pair `key` in `run`: the median rounds to
+    0.75 x the run's cost a round, against the median measured time; None where the run did
+    not train it to 0.75."""
+    same = [r for r in c.rows("chess_algorithm") if r["run_id"] == run and r.get("reached")
+            and (r["algorithm"], r["version"], r["learner"]) == key]
+    if not same:
+        return None
+    return (statistics.median(r["rounds_to_criterion"] for r in same) * cost["round_s"],
+            statistics.median(r["time_to_criterion_s"] for r in same), len(same))
+
+
 def _estimates(c, ca, got) -> List[str]:
     crun, _, _, _ = got
-    costs = ca.cost_runs(c).get(crun, {})
+    runs = ca.cost_runs(c)
     out = []
-    for (name, v, lr), cost in costs.items():
-        same = [r for r in c.rows("chess_algorithm") if r["run_id"] == crun and r.get("reached")
-                and (r["algorithm"], r["version"], r["learner"]) == (name, v, lr)]
-        if not same:
+    for key, cost in runs.get(crun, {}).items():
+        got_here = _off(c, crun, key, cost)
+        if not got_here:
             continue
-        est = statistics.median(r["rounds_to_criterion"] for r in same) * cost["round_s"]
-        meas = statistics.median(r["time_to_criterion_s"] for r in same)
+        est, meas, n = got_here
         off = est / meas - 1.0
-        out.append(f"`{name}` on `{lr}` {100 * off:+.0f}% ({ca._s(est)} against {ca._s(meas)}, "
-                   f"{len(same)} seeds) {_met(abs(off) <= ESTIMATE_OFF)}")
+        every = [o for o in (_off(c, run, key, costs[key]) for run, costs in runs.items() if key in costs) if o]
+        offs = [e / m - 1.0 for e, m, _ in every]
+        spread = ""
+        if len(offs) > 1:
+            spread = (f"; in the {len(offs)} runs that costed and trained it {100 * min(offs):+.0f}% to "
+                      f"{100 * max(offs):+.0f}%, within {100 * ESTIMATE_OFF:.0f}% in "
+                      f"{sum(abs(o) <= ESTIMATE_OFF for o in offs)}")
+        out.append(f"`{key[0]}` on `{key[2]}` {100 * off:+.0f}% ({ca._s(est)} against {ca._s(meas)}, "
+                   f"{n} seeds) {_met(abs(off) <= ESTIMATE_OFF)}{spread}")
     return out
 
 
