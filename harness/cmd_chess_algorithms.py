@@ -88,9 +88,9 @@ def _pair(version: str, learner: str):
 
 
 def _threads(version: str, learner: str, args):
+    from .cmd_algorithms import learner_threads
     cores = os.cpu_count() or 1
-    lr = discover.get_learner(learner)
-    threads = args.threads or max([t for t in lr.threads if t <= cores] or [1])
+    threads = args.threads or learner_threads(learner)
     rung = discover.get_rung(version, "chess")
     workers = min(args.workers or cores, rung.workers_limit()) if rung.parallel else 1
     return threads, workers

@@ -236,11 +236,11 @@ def learner_pairs(rungs, top, base_cfg, quick: bool, note) -> int:
     threads this machine has) in cost runs with the baseline rung (the practitioner's
     generator) and with the fastest rung."""
     from training.chess import train
-    from .cli_util import cpu_count
+    from .cmd_algorithms import learner_threads
     failed = 0
     pick = [r for r in rungs if r.baseline][:1] + [top]
     for lr in verified_learners(quick):
-        t = max([k for k in lr.threads if k <= cpu_count()] or [1])
+        t = learner_threads(lr.name)
         for r in dict.fromkeys(pick):
             note(f"{r.name} x {lr.name} ({t} learner threads): {base_cfg.max_rounds} rounds")
             try:

@@ -135,7 +135,7 @@ def ours_sets(rows) -> str:
             d = replace(d, **settings(recipe))
         except Exception:              # the recipe is gone: every setting said outright
             recipe = None
-    skip = {"version", "learner", "budget_s", "eval_games", "seed", "max_rounds", "workers", "eval_every"}
+    skip = {"version", "learner", "budget_s", "eval_games", "seed", "max_rounds", "workers", "threads", "eval_every"}
     return (f" --ours-recipe {recipe}" if recipe else "") + "".join(
                    f" --ours-set {f.name}={cfg[f.name]:g}" if isinstance(cfg[f.name], float)
                    else f" --ours-set {f.name}={cfg[f.name]}" for f in fields(ChessTrainConfig)
