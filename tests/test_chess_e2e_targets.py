@@ -276,11 +276,17 @@ def test_the_learner_target_at_a_recipes_update_reads_the_newest_cost_run(monkey
             self._rows = rows
 
         def rows(self, kind):
+            if kind == "chess_algorithm":
+                return [{"run_id": "R1", "algorithm": "a4_narrow_trunk"}]
             return self._rows if kind == "chess_algorithm_cost" else []
     rows = [cost("l4c_native_chess", 0.020, "R0"), cost("l4f_prefetched_rows", 0.004, "R0"),
             cost("l4c_native_chess", 0.016, "R1"), cost("l4f_prefetched_rows", 0.008, "R1"),
+            cost("l4c_native_chess", 0.010, "R1", "a1_today"), cost("l4f_prefetched_rows", 0.009, "R1", "a1_today"),
             cost("l1_torch_eager", 0.001, "R1")]                         # not a rival: not native
     text = roof.recipe_roof(C(rows))
+    assert "`a8_48_units`" in text                                       # newest rung first, a1 not
+    rows = [{**r, "algorithm": "a4_narrow_trunk"} if r["algorithm"] == "a1_today" else r for r in rows]
+    assert "`a4_narrow_trunk`" in roof.recipe_roof(C(rows))               # the one the run trained
     flops = 2 * 5 * 2048 * 48 * 48
     assert "cost run R1" in text and "`l4f_prefetched_rows` is 2.00x" in text
     assert f"{flops / 1e6:.0f} MFLOP" in text

@@ -66,11 +66,16 @@ def learner_roof(c, timed: List[dict]) -> str:
 def recipe_roof(c) -> str:
     """One sentence: the same target where training runs, at a recipe's own update (its B and
     H), from the newest cost run that costed l4c and another native CPU learner on one recipe
-    (row chess_algorithm_cost: a round's learning median over its U updates)."""
+    (row chess_algorithm_cost: a round's learning median over its U updates); of its recipes,
+    the one that run trained."""
     rows = [r for r in c.rows("chess_algorithm_cost") if r.get("round_learn_s")]
     for run in reversed(list(dict.fromkeys(r["run_id"] for r in rows))):
         mine = [r for r in rows if r["run_id"] == run]
-        for b in (r for r in mine if r["learner"] == BASE):
+        trained = [r["algorithm"] for r in c.rows("chess_algorithm") if r["run_id"] == run]
+        # the recipe the run trained (the newest rung first), then the others, newest first
+        bases = sorted((r for r in mine if r["learner"] == BASE),
+                       key=lambda r: (r["algorithm"] in trained, r["algorithm"]), reverse=True)
+        for b in bases:
             rivals = [r for r in mine if r["algorithm"] == b["algorithm"] and r["version"] == b["version"]
                       and r["learner"] not in (BASE, "l1_torch_eager", "l2_torch_compile")]
             st = b.get("settings") or {}
