@@ -77,3 +77,22 @@ def test_without_a_cost_of_the_faster_learner_the_chain_ends_at_the_recipe(tmp_p
     c = Context(results_dir=d, report_dir=tmp_path / "rep").for_workload("chess")
     steps = [r["Step"] for r in md_table(ca.knobs(c), "Pair x recipe")]
     assert steps[-1] == "+ `a8_48_units`"
+
+
+def test_the_ladder_says_each_recipes_threads_where_its_runs_differ(tmp_path):
+    from report.context import Context
+    from report.sections import chess_algorithms as ca
+    d = tmp_path / "res"
+    _cost(d, "a8_48_units", *FAST, 0.03)
+    _seeds(d, "a8_48_units", *FAST, 400, LADDER_RUN)                  # 2 and 2
+    c = Context(results_dir=d, report_dir=tmp_path / "rep").for_workload("chess")
+    assert "(2 learner thread(s), 2 generator thread(s)): each recipe" in ca.ladder(c)
+    for seed in (100, 101, 102):
+        _append(d, "chess_algorithm", {
+            "workload": "chess", "algorithm": "a1_today", "version": FAST[0], "learner": FAST[1],
+            "seed": seed, "reached": True, "rounds_to_criterion": 1000, "time_to_criterion_s": 40.0,
+            "updates_to_criterion": 16000, "flops": 1e9, "settings": {}, "threads": 1, "workers": 1,
+            "learner_check": {"status": "passed", "checks": []}}, "20251231T000000-old")
+    text = ca.ladder(Context(results_dir=d, report_dir=tmp_path / "rep").for_workload("chess"))
+    assert ("(1 learner thread(s), 1 generator thread(s) for `a1_today`; 2 learner thread(s), "
+            "2 generator thread(s) for `a8_48_units`)") in text

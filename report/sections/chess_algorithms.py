@@ -11,6 +11,7 @@ the estimate is checked against every complete run of that run.
 from __future__ import annotations
 
 import statistics
+from typing import Dict, List
 
 from report.context import fmt_si, md_table
 from report.parts.chess_ladder_data import (PRACTITIONER, _range, _s, _same_run, _stats, cost_run,  # noqa: F401
@@ -57,9 +58,16 @@ def ladder(c) -> str:
                      f"{below / est[name]:.2f}x" if below and name in est else "-",
                      r0["run_id"]))
     pair = runs[next(iter(runs))][0]
+    by_threads: Dict[tuple, List[str]] = {}
+    for name in [n for n in items if n in runs]:
+        r0 = runs[name][0]
+        by_threads.setdefault((r0.get("threads"), r0.get("workers")), []).append(f"`{name}`")
+    threads = "; ".join(f"{t} learner thread(s), {w} generator thread(s)"
+                        + (f" for {', '.join(names)}" if len(by_threads) > 1 else "")
+                        for (t, w), names in by_threads.items())
     return ("### Chess's algorithm ladder: fewer rounds to 0.75\n\n"
             f"`python -m harness algorithms --workload chess` on `{pair['version']}` x `{pair['learner']}` "
-            f"({pair['threads']} learner thread(s), {pair['workers']} generator thread(s)): each recipe "
+            f"({threads}): each recipe "
             "(algorithms/chess/) verified at its update by the chess learner checks, then trained to a "
             "score of 0.75 against the uniform-random mover (400 games, both colours) on the unseen seeds "
             "100-104, one run at a time, scored every 51,200 transitions (scoring apart from the time). "
