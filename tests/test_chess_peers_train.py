@@ -219,3 +219,13 @@ def test_ours_runs_its_learner_on_the_threads_the_algorithm_ladder_gives_it():
     assert cfg.threads == learner_threads("l4f_prefetched_rows") >= 1
     assert ours_config(get_rung("v5c_blocked_sparse", "chess"), "l4f_prefetched_rows", ["threads=1"], 120.0,
                        20_480, 400).threads == 1
+
+
+def test_the_pairs_settings_line_gives_its_learner_and_generator_threads():
+    from report.sections.chess_peers_train import settings_line
+    cfg = {"envs": 512, "steps": 4, "updates_per_round": 4, "batch_size": 2048, "hidden": 48, "lr": 1e-3,
+           "eps_start": 1.0, "eps_end": 0.05, "eps_decay_rounds": 100, "workers": 2, "threads": 2,
+           "eval_every": 20}
+    line = settings_line("ours", {"config": cfg, "recipe": "a8_48_units"})
+    assert "2 generator thread(s), 2 learner thread(s)" in line
+    assert "1 learner thread(s)" in settings_line("ours", {"config": {**cfg, "threads": 1}})

@@ -186,6 +186,7 @@ def settings_line(key, r0) -> str:
             f"{cfg['batch_size']}, {cfg['hidden']} hidden units, gamma {cfg.get('gamma', 0.99):g}, "
             f"lr {cfg['lr']:.3g}, epsilon {cfg['eps_start']:g} to {cfg['eps_end']:g} over "
             f"{cfg['eps_decay_rounds']} rounds, {cfg.get('workers', 1)} generator thread(s), "
+            f"{cfg.get('threads', 1)} learner thread(s), "
             f"scored every {cfg['eval_every']} rounds")
 
 
