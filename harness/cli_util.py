@@ -135,6 +135,17 @@ def cpu_count() -> int:
         return os.cpu_count() or 1
 
 
+def learner_threads(name: str) -> int:
+    """A threaded learner runs on all the cores it declares (up to the machine's), in the
+    algorithm ladders, the chess train stage and the chess peers' pair: inside training runs
+    that is what is fastest on an idle machine (`make e2e`'s runs of L4b at 2 threads took less
+    time per update than the ladder's at 1), even where the isolated per-update timing of the
+    learner stage, a noisier measurement, ranks 1 thread first."""
+    from core import discover
+    ok = [t for t in discover.get_learner(name).threads if t <= cpu_count()]
+    return max(ok) if ok else 1
+
+
 def check_threads(threads: int, what: str = "--threads") -> None:
     """At most 4 threads a core: more is a typo (and a million torch threads crash it)."""
     cap = 4 * cpu_count()

@@ -23,7 +23,7 @@ from training import algorithm as alg
 from core import discover, results
 from core.errors import StudyError
 
-from .cli_util import bounded_float, check_threads, positive_int, seed_int
+from .cli_util import bounded_float, check_threads, learner_threads, positive_int, seed_int
 from .study_args import add_study_args, check_parallel, selection_row, study_options
 
 BENCH_STAGE = "The algorithm ladder: each recipe verified, then trained to solved on unseen seeds"
@@ -136,16 +136,6 @@ def pair(args, quick: bool, note):
     lr = discover.runnable_learner(args.learner).name if args.learner else inp["best"]
     workers = inp["gens"].get(v, {}).get("workers", 1)
     return v, lr, args.threads or learner_threads(lr), workers
-
-
-def learner_threads(name: str) -> int:
-    """A threaded learner runs on all the cores it declares (up to the machine's): inside
-    training runs that is what is fastest on an idle machine (`make e2e`'s runs of L4b at 2
-    threads took less time per update than this ladder's at 1), even where the isolated
-    per-update timing of the learner stage, a noisier measurement, ranks 1 thread first."""
-    from .cmd_e2e import ncpu
-    ok = [t for t in discover.get_learner(name).threads if t <= ncpu()]
-    return max(ok) if ok else 1
 
 
 def cmd_algorithms(args):

@@ -88,7 +88,7 @@ def _pair(version: str, learner: str):
 
 
 def _threads(version: str, learner: str, args):
-    from .cmd_algorithms import learner_threads
+    from .cli_util import learner_threads
     cores = os.cpu_count() or 1
     threads = args.threads or learner_threads(learner)
     rung = discover.get_rung(version, "chess")

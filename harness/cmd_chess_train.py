@@ -236,7 +236,7 @@ def learner_pairs(rungs, top, base_cfg, quick: bool, note) -> int:
     threads this machine has) in cost runs with the baseline rung (the practitioner's
     generator) and with the fastest rung."""
     from training.chess import train
-    from .cmd_algorithms import learner_threads
+    from .cli_util import learner_threads
     failed = 0
     pick = [r for r in rungs if r.baseline][:1] + [top]
     for lr in verified_learners(quick):

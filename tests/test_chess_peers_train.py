@@ -212,7 +212,7 @@ def test_the_target_line_counts_a_peer_that_did_not_reach_by_its_budget():
 
 def test_ours_runs_its_learner_on_the_threads_the_algorithm_ladder_gives_it():
     from core.discover import get_rung
-    from harness.cmd_algorithms import learner_threads
+    from harness.cli_util import learner_threads
     from harness.cmd_chess_peers_train import ours_config
     cfg = ours_config(get_rung("v5c_blocked_sparse", "chess"), "l4f_prefetched_rows", [], 120.0, 20_480, 400,
                       recipe="a8_48_units")
