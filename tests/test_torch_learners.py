@@ -184,7 +184,9 @@ def test_l5_killed_rank1_is_a_one_line_error_not_a_hang():
                 impl.learn(1_000_000)            # many minutes if nothing stopped it
         finally:
             timer.cancel()
-        assert time.monotonic() - t0 < 10.0
+        # a hang is many minutes; beside a training run on 2 cores the death took 15-18 s to
+        # be seen, so the bound leaves room for a loaded machine
+        assert time.monotonic() - t0 < 60.0
         msg = str(e.value)
         assert "\n" not in msg and "rank 1" in msg and "SIGKILL" in msg, msg
         assert gone([pid], within=10.0)
