@@ -128,12 +128,12 @@ def pick_rung(name, quick: bool):
 def ours_config(rung, learner, sets, budget, every, games, recipe=None):
     """The study's pair's config: training/chess.py's declared settings, the recipe's (a chess
     algorithm's, training/chess_algorithm.py) and --ours-set's changes on top, the learner on
-    as many threads as the algorithm ladder gives it (harness.cli_util.learner_threads),
+    as many threads as the algorithm ladder gives it (harness.cmd_algorithms.learner_threads, from cli_util),
     the same budget and games, scored every round whose transitions pass a multiple of
     --eval-every (640 a round at the declared N x T); checked here, before any run."""
     from dataclasses import fields, replace
     from training.chess import ChessTrainConfig
-    from .cli_util import learner_threads
+    from .cmd_algorithms import learner_threads
     from .cmd_chess_train import threads_for
     base = ChessTrainConfig(version=rung.name, learner=learner, workers=threads_for(rung),
                             threads=learner_threads(learner), budget_s=budget, max_rounds=10 ** 6, eval_games=games)
