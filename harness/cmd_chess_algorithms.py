@@ -37,7 +37,11 @@ EVAL_TRANSITIONS = 51_200             # a scoring every 80 of a1's rounds, 25 of
 # A cost run's learn median is over its second half (training.chess): at 100 rounds that is
 # rounds 50-100, where a8's replay holds 100-200 k rows, as in most of its training (at 30
 # rounds it held under 61 k, and the estimates of runs 20261129T085911-ladderl4f2 and
-# 20261129T091354-ladderl4f3 were 10-21% off their complete runs).
+# 20261129T091354-ladderl4f3 were 10-21% off their complete runs). One cost run is a few
+# seconds of a shared machine: in runs 20261128T215520-ladder4 and 20261129T084931-ladderl4f
+# its store median was 6-8 ms against training's ~1 ms (estimates 11% and 48% over), and
+# its learn median moved 10-20% from the minutes after it. A trained recipe is therefore
+# costed again before each seed (run(): the report takes the median of the repeats).
 ROUNDS_COST, QUICK_ROUNDS_COST = 100, 5
 FAST_PAIR = ("v5c_blocked_sparse", "l4c_native_chess")
 
@@ -143,8 +147,10 @@ def _load() -> float:
         return float("nan")
 
 
-def cost_run(a, settings, version, learner, args, quick, note) -> dict:
-    """The recipe's cost per round on a pair: ROUNDS_COST rounds once the replay holds one."""
+def cost_run(a, settings, version, learner, args, quick, note, repeat: int = 0) -> dict:
+    """The recipe's cost per round on a pair: ROUNDS_COST rounds once the replay holds one.
+    repeat k > 0: the k-th cost run of the same pair and recipe in this run (before seed k;
+    the report takes the median over a run's repeats)."""
     from training.chess import ChessTrainConfig, train
     threads, workers = _threads(version, learner, args)
     rounds = QUICK_ROUNDS_COST if quick else ROUNDS_COST
@@ -161,6 +167,8 @@ def cost_run(a, settings, version, learner, args, quick, note) -> dict:
            "round_learn_s": r["round_learn_s"], "startup_s": r["startup_s"],
            "round_s": r["round_gen_s"]["median"] + r["round_store_s"]["median"] + r["round_learn_s"]["median"],
            "load_before": load0, "load_after": _load(), **_hashes(a, version, learner)}
+    if repeat:
+        row["repeat"] = repeat
     if not args.no_record:
         results.append("chess_algorithm_cost", row, quick=quick)
     note(f"{a.name} on {version} x {learner}: {row['round_s'] * 1e3:.1f} ms a round")
@@ -178,7 +186,10 @@ def run(todo, seeds, pair, pairs, args, note, quick=None) -> int:
     update, costed, trained on the seeds; the --cost-pair pairs costed at the first recipe.
     With two learners, both are verified first, then costed back to back, then trained seed
     by seed in turn (seed 100 on each, then 101, ...), so that a shared machine's drift in
-    speed falls on both sides of their ratio alike."""
+    speed falls on both sides of their ratio alike. A trained recipe's pairs are costed again
+    before each seed after the first (rows with `repeat`), so that its cost a round, the
+    median over the repeats, is measured across the same minutes as the runs it estimates:
+    this machine's speed moves by 10-20% within minutes, as much as the estimate's target."""
     quick = args.quick if quick is None else quick
     budget = args.budget or (QUICK_BUDGET_S if quick else BUDGET_S)
     also = getattr(args, "also_learner", None)
@@ -197,7 +208,9 @@ def run(todo, seeds, pair, pairs, args, note, quick=None) -> int:
                 cost_run(a, settings, v, lr, args, quick, note)
         if args.cost_only or (args.train and a.name not in args.train):
             continue
-        for s in seeds:
+        for k, s in enumerate(seeds):
+            for common in ready if k else ():
+                cost_run(a, settings, common["version"], common["learner"], args, quick, note, repeat=k)
             for common in ready:
                 failed += _train(a, settings, common, s, budget, args, note, quick)
     return failed
