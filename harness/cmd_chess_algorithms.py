@@ -6,9 +6,8 @@ fast pair, v5c_blocked_sparse x l4c_native_chess, at this machine's cores):
 1. the learner is verified against the reference learner (L1) at the recipe's update (its
    width, minibatch, discount, learning rate, target period): LEARNER.md's chess checks
    (versions/chess/common/learn_verify.py); one that fails gets no timing;
-2. a cost run: ROUNDS_COST rounds at the recipe's sizes, epsilon at its final value, no
-   scoring, after the replay holds a round; the medians of a round's generate, store and
-   learn (row `chess_algorithm_cost`). `--cost-pair V:L` adds a pair's cost run at each
+2. a cost run: the first ROUNDS_COST rounds of the recipe's training (seed 0), no scoring;
+   the medians of a round's generate, store and learn (row `chess_algorithm_cost`). `--cost-pair V:L` adds a pair's cost run at each
    the run's first recipe (the practitioner's loop, v1_python:l1_torch_eager at a1, which
    no one trains to 0.75: its time is estimated as the fast pair's rounds x its own cost per
    round);
@@ -34,15 +33,22 @@ SEARCH_SEEDS = (0, 1, 2, 3)           # the sweeps' (algorithms/chess/sweeps/): 
 BUDGET_S, QUICK_BUDGET_S = 900.0, 20.0
 MAX_ROUNDS = 10 ** 6
 EVAL_TRANSITIONS = 51_200             # a scoring every 80 of a1's rounds, 25 of a5's
-# A cost run's learn median is over its second half (training.chess): at 100 rounds that is
-# rounds 50-100, where a8's replay holds 100-200 k rows, as in most of its training (at 30
-# rounds it held under 61 k, and the estimates of runs 20261129T085911-ladderl4f2 and
-# 20261129T091354-ladderl4f3 were 10-21% off their complete runs). One cost run is a few
-# seconds of a shared machine: in runs 20261128T215520-ladder4 and 20261129T084931-ladderl4f
-# its store median was 6-8 ms against training's ~1 ms (estimates 11% and 48% over), and
-# its learn median moved 10-20% from the minutes after it. A trained recipe is therefore
-# costed again before each seed (run(): the report takes the median of the repeats).
-ROUNDS_COST, QUICK_ROUNDS_COST = 100, 5
+# A cost run is the first ROUNDS_COST rounds of a training run (the recipe's own epsilon
+# schedule and learning start, seed 0, no scoring). Its learn median is over its second half
+# (training.chess), its generate and store medians over all its rounds. At 300 rounds the
+# second half is rounds 150-300: epsilon at its end, a8's replay (2,048 rows a round) full
+# since round 98, the net learning, as in most of a8's ~450 rounds of training; and two
+# thirds of the store's rounds write pages already written once. Before run ladder45:
+# - 100 rounds from epsilon's end with no learning start. The replay was still filling, and
+#   a store that wrote fresh pages took 6 ms instead of 0.7 in about half the rounds of a
+#   cost run that followed another (runs 20261128T215520-ladder4, 20261129T084931-ladderl4f,
+#   20261129T141241-ladder44: estimates up to 48% over their complete runs). The positions
+#   of a barely trained greedy policy had fewer legal moves than training's, so learning
+#   cost less a round than in training (-12% for l4c in ladder44).
+# - Before 20261129T092155-ladderl4f4, 30 rounds: the replay held under 61 k rows.
+# A trained recipe is also costed again before each seed (run(); the report takes the
+# median of the repeats): this machine's speed moves by 10-20% within minutes.
+ROUNDS_COST, QUICK_ROUNDS_COST = 300, 5
 FAST_PAIR = ("v5c_blocked_sparse", "l4c_native_chess")
 
 
@@ -148,16 +154,15 @@ def _load() -> float:
 
 
 def cost_run(a, settings, version, learner, args, quick, note, repeat: int = 0) -> dict:
-    """The recipe's cost per round on a pair: ROUNDS_COST rounds once the replay holds one.
+    """The recipe's cost per round on a pair: the first ROUNDS_COST rounds of its training.
     repeat k > 0: the k-th cost run of the same pair and recipe in this run (before seed k;
     the report takes the median over a run's repeats)."""
     from training.chess import ChessTrainConfig, train
     threads, workers = _threads(version, learner, args)
     rounds = QUICK_ROUNDS_COST if quick else ROUNDS_COST
     cfg = ChessTrainConfig(**{**settings, "version": version, "learner": learner, "threads": threads,
-                              "workers": workers, "seed": 0, "max_rounds": rounds + 1,
-                              "eval_every": 0, "eps_start": settings.get("eps_end", 0.05),
-                              "learning_starts": 0}).check()
+                              "workers": workers, "seed": 0, "max_rounds": rounds,
+                              "eval_every": 0}).check()
     note(f"{a.name}: cost of a round on {version} x {learner}")
     load0 = _load()
     r = train(cfg)

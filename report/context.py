@@ -80,6 +80,9 @@ class Context:
                                    f"a row of machine {machine_id(m)} in {self.machine}'s folder")
                     continue
                 rows.append(r)
+            if kind == "chess_algorithm_cost":         # a cost run repeated within a run: one row
+                from report.cost_repeats import merge
+                rows = merge(rows)
             self._cache[kind] = rows
         return list(self._cache[kind])
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import statistics
 import subprocess
 import sys
 
@@ -179,14 +180,23 @@ def test_the_ladder_command_verifies_costs_and_trains_one_seed(tmp_path):
 
 def test_also_learner_costs_and_trains_the_recipe_with_a_second_learner_in_the_same_run(tmp_path):
     """Both costed back to back, then trained seed by seed in turn (a drift in the machine's
-    speed falls on both sides of their ratio alike)."""
-    _, cost, runs = _quick_ladder(tmp_path, "--also-learner", "l4f_prefetched_rows", "--seeds", "2")
-    assert [c["learner"] for c in cost] == ["l4c_native_chess", "l4f_prefetched_rows"]
+    speed falls on both sides of their ratio alike), each costed again before the second
+    seed; the report reads a pair's repeats as one cost, their median."""
+    d, cost, runs = _quick_ladder(tmp_path, "--also-learner", "l4f_prefetched_rows", "--seeds", "2")
+    assert [(c["learner"], c.get("repeat", 0)) for c in cost] == [
+        ("l4c_native_chess", 0), ("l4f_prefetched_rows", 0), ("l4c_native_chess", 1), ("l4f_prefetched_rows", 1)]
     assert [(r["learner"], r["seed"]) for r in runs] == [
         ("l4c_native_chess", 100), ("l4f_prefetched_rows", 100), ("l4c_native_chess", 101), ("l4f_prefetched_rows", 101)]
     assert len({x["run_id"] for x in cost + runs}) == 1
     assert all(r["learner_check"]["status"] == "passed" for r in runs)
     assert all(r["rounds"] >= 1 and r["curve"] for r in runs)
+    from report.context import Context
+    ctx = Context(results_dir=tmp_path, report_dir=tmp_path / "rep", machine=d.name, quick=True)
+    merged = ctx.for_workload("chess").rows("chess_algorithm_cost")
+    assert [m["learner"] for m in merged] == ["l4c_native_chess", "l4f_prefetched_rows"]
+    for m in merged:
+        mine = [c["round_s"] for c in cost if c["learner"] == m["learner"]]
+        assert m["repeats_round_s"] == mine and m["round_s"] == statistics.median(mine)
 
 
 def test_the_sweep_driver_runs_recipes_side_by_side(tmp_path):

@@ -8,6 +8,8 @@ from __future__ import annotations
 import statistics
 from typing import List
 
+from report.context import fmt_time
+
 SECONDS, MIN_SEEDS = 10.0, 5          # median time to 0.75 at most, over at least this many seeds
 OVER_PRACTITIONER = 300.0             # sooner than the practitioner's loop at its own recipe
 LEARNER_X = 4.0                       # the best exact learner's update over l4c's, same run
@@ -99,8 +101,11 @@ def _estimates(c, ca, got) -> List[str]:
             spread = (f"; in the {len(offs)} runs that costed and trained it {100 * min(offs):+.0f}% to "
                       f"{100 * max(offs):+.0f}%, within {100 * ESTIMATE_OFF:.0f}% in "
                       f"{sum(abs(o) <= ESTIMATE_OFF for o in offs)}")
+        reps = cost.get("repeats_round_s") or []
+        costed = (f", its cost a round the median of {len(reps)} cost runs between the seeds, "
+                  f"{fmt_time(min(reps))}-{fmt_time(max(reps))}" if len(reps) > 1 else "")
         out.append(f"`{key[0]}` on `{key[2]}` {100 * off:+.0f}% ({ca._s(est)} against {ca._s(meas)}, "
-                   f"{n} seeds) {_met(abs(off) <= ESTIMATE_OFF)}{spread}")
+                   f"{n} seeds{costed}) {_met(abs(off) <= ESTIMATE_OFF)}{spread}")
     return out
 
 
