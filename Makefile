@@ -54,9 +54,10 @@ bench: build
 	$(VPY) -m harness report $(BENCH_FLAGS) && exit $$rc
 
 # e2e's chess stage: the practitioners' masked PPO against the study's best chess pair and
-# recipe (CHESS_RECIPE, chess's algorithm ladder's fastest here), both in one run: the pair
-# trains first, then each peer's budget is 100x the pair's median time to 0.75 in that run
-# (--budget-x 100, issue 42's bar), scored every 40,960 steps.
+# recipe (CHESS_LEARNER and CHESS_RECIPE, chess's algorithm ladder's fastest here), both in
+# one run: the pair trains first, then each peer's budget is 100x the pair's median time to
+# 0.75 in that run (--budget-x 100, issue 42's bar), scored every 40,960 steps.
+CHESS_LEARNER ?= l4h_balanced_back1
 CHESS_RECIPE ?= a8_48_units
 CHESS_PEERS := $(if $(QUICK),--quick,--budget-x 100 --eval-every 40960)
 
@@ -64,7 +65,7 @@ e2e: build
 	bash peers/train/setup_puffer.sh || echo "e2e: pufferlib could not be built; its row will say why"
 	$(VPY) -m harness e2e $(BENCH_FLAGS); rc=$$?; \
 	$(VPY) -m harness e2e --stop-at periodic --trials 0 $(BENCH_FLAGS); rc2=$$?; \
-	$(VPY) -m harness chess-peers-train --ours l4f_prefetched_rows --ours-recipe $(CHESS_RECIPE) $(CHESS_PEERS); rc3=$$?; \
+	$(VPY) -m harness chess-peers-train --ours $(CHESS_LEARNER) --ours-recipe $(CHESS_RECIPE) $(CHESS_PEERS); rc3=$$?; \
 	$(VPY) -m harness report $(BENCH_FLAGS) && exit $$((rc | rc2 | rc3))
 
 bench-gpu: setup

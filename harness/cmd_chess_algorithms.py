@@ -38,7 +38,8 @@ EVAL_TRANSITIONS = 51_200             # a scoring every 80 of a1's rounds, 25 of
 # (training.chess), its generate and store medians over all its rounds. At 300 rounds the
 # second half is rounds 150-300: epsilon at its end, a8's replay (2,048 rows a round) full
 # since round 98, the net learning, as in most of a8's ~450 rounds of training; and two
-# thirds of the store's rounds write pages already written once. Before run ladder45:
+# thirds of the store's rounds write pages already written once. Before run
+# 20261129T142309-ladder45:
 # - 100 rounds from epsilon's end with no learning start. The replay was still filling, and
 #   a store that wrote fresh pages took 6 ms instead of 0.7 in about half the rounds of a
 #   cost run that followed another (runs 20261128T215520-ladder4, 20261129T084931-ladderl4f,
