@@ -7,10 +7,11 @@ fast pair, v5c_blocked_sparse x l4c_native_chess, at this machine's cores):
    width, minibatch, discount, learning rate, target period): LEARNER.md's chess checks
    (versions/chess/common/learn_verify.py); one that fails gets no timing;
 2. a cost run: the first ROUNDS_COST rounds of the recipe's training (seed 0), no scoring;
-   the medians of a round's generate, store and learn (row `chess_algorithm_cost`). `--cost-pair V:L` adds a pair's cost run at each
-   the run's first recipe (the practitioner's loop, v1_python:l1_torch_eager at a1, which
-   no one trains to 0.75: its time is estimated as the fast pair's rounds x its own cost per
-   round);
+   the medians of a round's generate, store and learn (row `chess_algorithm_cost`); a
+   trained recipe is costed again before each seed after the first. `--cost-pair V:L` adds
+   a pair's cost run at the run's first recipe (the practitioner's loop,
+   v1_python:l1_torch_eager at a1, which no one trains to 0.75: its time is estimated as the
+   fast pair's rounds x its own cost per round);
 3. it trains to 0.75 on the unseen seeds 100-104, one run at a time, scored against the
    random mover every EVAL_TRANSITIONS transitions (rows `chess_algorithm`: rounds,
    updates, transitions, dense-equivalent FLOPs and the training time to the criterion,

@@ -1,6 +1,6 @@
 """L4h: L4f's chess update (prefetched rows) with layer 1's backward computed row-major in
-back2 (no transposes) and split between threads by gradient row, not by plane (balanced,
-no branch per input). Weights equal L4c's bit for bit."""
+back2 (no transposes) and its planes dealt so that each thread owns one side's pawns
+(balanced, no branch per input). Weights equal L4c's bit for bit."""
 from __future__ import annotations
 
 from typing import Optional
@@ -28,8 +28,8 @@ def _build_info():
 LEARNER = Learner(
     number="4h", title="C++ round, chess, balanced layer-1 backward",
     summary=("L4f's chess update with layer 1's backward computed row-major where back2 already "
-             "has dL/dz2 (no transposed copy per thread) and split between threads by gradient "
-             "row (i % threads), each thread listing its own inputs without a branch; the "
+             "has dL/dz2 (no transposed copy per thread) and its planes dealt so each thread owns "
+             "one side's pawns, each thread listing its own inputs without a branch; the "
              "weights equal L4c's bit for bit"),
     threads=(1, 2), workloads=("chess",), make=make, available=_available, build_info=_build_info,
     sources=("learners/l4c_native_chess/chess_dqn.hpp", "learners/l4c_native_chess/l4c_native_chess.cpp",
