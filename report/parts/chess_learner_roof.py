@@ -1,7 +1,8 @@
 """Chess's learner target against its roof: the fastest exact CPU learner over the reference
 native learner (l4c_native_chess), both from one run, and what a learner TARGET times faster
-than l4c would have to reach: the products of layer 2 that every float32 learner of
-LEARNER.md's update computes, at the measured FMA peak. Used by chess_e2e's learner table."""
+than l4c would have to reach: the products of layer 2 that a dense float32 learner of
+LEARNER.md's update computes, at the measured FMA peak (the dense formulation's roof: a
+learner that skips the ReLU outputs' zeros computes fewer). Used by chess_e2e's learner table."""
 from __future__ import annotations
 
 from typing import List, Optional
@@ -16,6 +17,13 @@ TARGET = 4.0
 # gradient into layer 1). Layers 1 and 3 are sparse in the native learners (set bits; legal
 # and taken rows); AdamW moves bytes, not FLOPs.
 LAYER2_PRODUCTS = 5
+# Why that roof is one formulation's, not the work's.
+SPARSE = ("That roof is the dense formulation's, not the work's: each of those products "
+          "multiplies a ReLU's output (h1, or dL/dz2, zero where h2 is), and a term whose factor "
+          "is zero adds nothing, so a learner that sums only the nonzero terms in the same order "
+          "(`l4i_sparse_layer2`, `l4j_lazy_sparse`) computes the same floats with as many FLOPs as "
+          "those outputs have nonzero entries; how many depends on the weights and the data "
+          "(learners/l4i_sparse_layer2/NOTES.md).")
 
 
 def layer2_flops(row: dict) -> Optional[float]:
@@ -48,19 +56,20 @@ def learner_roof(c, timed: List[dict]) -> str:
                 f"products take {fmt_time(floor)} at the FMA peak ({peak / 1e9:.0f} GFLOP/s), so a "
                 f"{TARGET:g}x learner, {fmt_time(allowed)} an update, would run them at "
                 f"{floor / allowed:.0%} of that peak with all the rest of its update free"
-                + (f" (past the roof: no float32 learner of this update can be {TARGET:g}x this l4c)"
+                + (f" (past the roof: no dense float32 learner of this update can be {TARGET:g}x this l4c)"
                    if floor > allowed else "")
                 + f" (`{best['learner']}`'s whole update: {floor / best['update_s']:.0%})")
             break
     if not parts:
         return ""
     b0 = next(iter(base.values()))
-    return (f"**The learner target** (an update >= {TARGET:g}x `{BASE}`'s, same run). Any learner "
-            f"of LEARNER.md's update in float32 computes layer 2's {LAYER2_PRODUCTS} products of "
+    return (f"**The learner target** (an update >= {TARGET:g}x `{BASE}`'s, same run). A dense "
+            f"learner of LEARNER.md's update in float32 computes layer 2's {LAYER2_PRODUCTS} products of "
             f"B x H x H (the online forwards of s and s', the target's of s', the backward's two): "
             f"{layer2_flops(b0) / 1e6:.0f} MFLOP an update at B = {b0['batch_size']}, H = "
             f"{b0['hidden']}. " + "; ".join(p[0].upper() + p[1:] if i == 0 else p
-                                            for i, p in enumerate(parts)) + ".")
+                                            for i, p in enumerate(parts)) + ". "
+            + SPARSE)
 
 
 def recipe_roof(c) -> str:

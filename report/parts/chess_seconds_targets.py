@@ -68,7 +68,7 @@ def _learner(c) -> str:
             return (f"an exact learner's update >= {LEARNER_X:g}x `{BASE_LEARNER}`'s at the contract's "
                     f"settings, same run: `{best['learner']}` {x:.2f}x at {threads} threads (run {run}), "
                     f"{_met(x >= LEARNER_X)} (*The learner target*, in the chess learner section, "
-                    "sets it against the layer-2 products' FMA roof)")
+                    "sets it against the dense layer-2 products' FMA roof)")
     return ""
 
 
