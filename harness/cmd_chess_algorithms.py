@@ -7,8 +7,9 @@ fast pair, v5c_blocked_sparse x l4c_native_chess, at this machine's cores):
    width, minibatch, discount, learning rate, target period): LEARNER.md's chess checks
    (versions/chess/common/learn_verify.py); one that fails gets no timing;
 2. a cost run: the first ROUNDS_COST rounds of the recipe's training (seed 0), no scoring;
-   the medians of a round's generate, store and learn (row `chess_algorithm_cost`); a
-   trained recipe is costed again before each seed after the first. `--cost-pair V:L` adds
+   its mean round, and the medians of a round's generate, store and learn (row
+   `chess_algorithm_cost`); a trained recipe is costed again before each seed after the
+   first. `--cost-pair V:L` adds
    a pair's cost run at the run's first recipe (the practitioner's loop,
    v1_python:l1_torch_eager at a1, which no one trains to 0.75: its time is estimated as the
    fast pair's rounds x its own cost per round);
@@ -50,6 +51,13 @@ EVAL_TRANSITIONS = 51_200             # a scoring every 80 of a1's rounds, 25 of
 # - Before 20261129T092155-ladderl4f4, 30 rounds: the replay held under 61 k rows.
 # A trained recipe is also costed again before each seed (run(); the report takes the
 # median of the repeats): this machine's speed moves by 10-20% within minutes.
+# A round's cost is the cost run's mean round (`round_mean_s`: its time over its rounds; the
+# report reads it as `round_s`, report/cost_repeats.py). Before the first rows with it, the sum
+# of its generate, store and learn medians (`round_s`): a round's parts are skewed (a store
+# that faults in pages, a learn that waits), so the medians' sum undercounts the rounds' sum.
+# In the complete runs of a5-a8 in results/, a run's own mean over its first 300 rounds x its
+# rounds to 0.75 gave its time within 1.4% (median per recipe and learner), its own medians'
+# sum (generate and learn) 5-9% under it.
 ROUNDS_COST, QUICK_ROUNDS_COST = 300, 5
 FAST_PAIR = ("v5c_blocked_sparse", "l4c_native_chess")
 
@@ -173,12 +181,15 @@ def cost_run(a, settings, version, learner, args, quick, note, repeat: int = 0) 
            "round_gen_s": r["round_gen_s"], "round_store_s": r["round_store_s"],
            "round_learn_s": r["round_learn_s"], "startup_s": r["startup_s"],
            "round_s": r["round_gen_s"]["median"] + r["round_store_s"]["median"] + r["round_learn_s"]["median"],
+           # what a round costs in a sum of rounds: the cost run's time over its rounds
+           "train_s": r["train_s"], "round_mean_s": r["train_s"] / max(1, r["rounds"]),
            "load_before": load0, "load_after": _load(), **_hashes(a, version, learner)}
     if repeat:
         row["repeat"] = repeat
     if not args.no_record:
         results.append("chess_algorithm_cost", row, quick=quick)
-    note(f"{a.name} on {version} x {learner}: {row['round_s'] * 1e3:.1f} ms a round")
+    note(f"{a.name} on {version} x {learner}: {row['round_mean_s'] * 1e3:.1f} ms a round (mean; "
+         f"its parts' medians sum to {row['round_s'] * 1e3:.1f} ms)")
     return row
 
 

@@ -2,7 +2,10 @@
 ladder costs a trained recipe's pairs again before each seed, harness/cmd_chess_algorithms)
 read as one row per (run, recipe, rung, learner): every part's median is the median of the
 repeats' medians, and the round's cost is the median of the repeats' rounds. What each
-repeat measured stays beside it (`repeats_round_s`), so the report can show the spread."""
+repeat measured stays beside it (`repeats_round_s`), so the report can show the spread.
+A row with the cost run's mean round (`round_mean_s`, harness/cmd_chess_algorithms.py) is
+read with that as its `round_s`, the cost a round that every estimate multiplies (its parts'
+medians' sum, which earlier rows hold as `round_s`, kept as `round_parts_s`)."""
 from __future__ import annotations
 
 import statistics
@@ -15,9 +18,17 @@ def _key(r: dict) -> tuple:
     return r.get("run_id"), r.get("algorithm"), r.get("version"), r.get("learner")
 
 
+def own(r: dict) -> dict:
+    """The row with its cost a round as the estimates use it: the mean round where recorded."""
+    if r.get("round_mean_s") is None:
+        return r
+    return {**r, "round_parts_s": r["round_s"], "round_s": r["round_mean_s"]}
+
+
 def merge(rows: List[dict]) -> List[dict]:
     """One row per key, at the place of its first (file order is kept); a key costed once is
-    returned as it is."""
+    returned as it is (its cost a round the mean round where recorded: own())."""
+    rows = [own(r) for r in rows]
     groups: Dict[tuple, List[dict]] = {}
     for r in rows:
         groups.setdefault(_key(r), []).append(r)

@@ -31,3 +31,17 @@ def test_single_rows_and_other_runs_pass_unchanged():
     x = _row("R2", "l4c", 0.03, 0.02, algorithm="a1_today")
     assert merge([a, b, x]) == [a, b, x]
     assert merge([]) == []
+
+
+def test_a_rows_mean_round_is_its_cost_a_round_and_its_parts_sum_stays_beside_it():
+    """Rows that recorded the cost run's mean round are read with it as `round_s` (what the
+    estimates multiply), alone or merged with repeats; rows without it keep their `round_s`."""
+    a = {**_row("R", "l4c", 0.020, 0.015), "round_mean_s": 0.024}
+    (one,) = merge([a])
+    assert one["round_s"] == 0.024 and one["round_parts_s"] == 0.020 and a["round_s"] == 0.020
+    b = {**_row("R", "l4c", 0.021, 0.016, 1), "round_mean_s": 0.030}
+    c = {**_row("R", "l4c", 0.019, 0.014, 2), "round_mean_s": 0.026}
+    (m,) = merge([a, b, c])
+    assert m["round_s"] == 0.026 and m["repeats_round_s"] == [0.024, 0.030, 0.026]
+    old = _row("R0", "l4c", 0.02, 0.015)
+    assert merge([old]) == [old]

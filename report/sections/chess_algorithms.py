@@ -58,6 +58,7 @@ def ladder(c) -> str:
                      f"{below / est[name]:.2f}x" if below and name in est else "-",
                      r0["run_id"]))
     pair = runs[next(iter(runs))][0]
+    first_mean = min((r["run_id"] for r in c.rows("chess_algorithm_cost") if r.get("round_mean_s")), default=None)
     by_threads: Dict[tuple, List[str]] = {}
     for name in [n for n in items if n in runs]:
         r0 = runs[name][0]
@@ -73,8 +74,13 @@ def ladder(c) -> str:
             "100-104, one run at a time, scored every 51,200 transitions (scoring apart from the time). "
             "Medians and IQR over the seeds that reached it; FLOPs are the dense update's "
             "(`NetSpec.update_flops`) times the updates, an equivalent, not what the sparse learner "
-            f"executes. The cost of a round is the sum of the medians of its generate, store and "
-            f"learn over a cost run of the recipe (run {crun}: epsilon at its final value, no scoring); the estimate is the median rounds x that cost, and the factor against the "
+            f"executes. The cost of a round is the "
+            + ("mean round" if first_mean else "sum of the medians of a round's generate, store and learn")
+            + f" over a cost run of the recipe, the first rounds of its training (run {crun}; no scoring; "
+            "the median of the cost runs between the seeds where the run repeated it"
+            + (f"; before run {first_mean}, the sum of the medians of a round's generate, store and "
+               "learn, which undercounts a sum of skewed rounds" if first_mean else "") + "); the "
+            f"estimate is the median rounds x that cost, and the factor against the "
             "rung below is a ratio of two estimates of that one run. A run whose `load_before` in its row "
             "exceeds the machine's cores ran beside other work: its measured time is not comparable, "
             "its rounds are. *Median, every run*: the recipe's median in each run that trained it "
