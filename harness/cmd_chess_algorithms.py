@@ -60,6 +60,10 @@ EVAL_TRANSITIONS = 51_200             # a scoring every 80 of a1's rounds, 25 of
 # sum (generate and learn) 5-9% under it.
 ROUNDS_COST, QUICK_ROUNDS_COST = 300, 5
 FAST_PAIR = ("v5c_blocked_sparse", "l4c_native_chess")
+# The ladder's score. `--criterion` trains to another (the issue's stretch: 0.9, a one-ply
+# material-greedy mover's level); every row of such a run carries it, and the report reads
+# those rows apart from the ladder's (report/context.py, LADDER_CRITERION).
+LADDER_CRITERION = 0.75
 
 
 def plan(args):
@@ -96,6 +100,12 @@ def plan(args):
         also = args.also_learner = _pair(version, also)[1]
         if also == learner:
             raise StudyError(f"--also-learner {also}: that is the run's learner already")
+    crit = getattr(args, "criterion", None)
+    if crit is None:
+        crit = LADDER_CRITERION
+    if not 0.0 < crit <= 1.0:                            # NaN fails this too
+        raise StudyError(f"--criterion must be a score in (0, 1], got {crit:g}")
+    args.criterion = crit
     unknown = [t for t in args.train or () if t not in {a.name for a, _, _ in todo}]
     if unknown:
         raise StudyError(f"--train {unknown[0]}: not among this run's recipes")
@@ -173,6 +183,7 @@ def cost_run(a, settings, version, learner, args, quick, note, repeat: int = 0) 
     cfg = ChessTrainConfig(**{**settings, "version": version, "learner": learner, "threads": threads,
                               "workers": workers, "seed": 0, "max_rounds": rounds,
                               "eval_every": 0}).check()
+    crit = getattr(args, "criterion", None) or LADDER_CRITERION
     note(f"{a.name}: cost of a round on {version} x {learner}")
     load0 = _load()
     r = train(cfg)
@@ -183,7 +194,7 @@ def cost_run(a, settings, version, learner, args, quick, note, repeat: int = 0) 
            "round_s": r["round_gen_s"]["median"] + r["round_store_s"]["median"] + r["round_learn_s"]["median"],
            # what a round costs in a sum of rounds: the cost run's time over its rounds
            "train_s": r["train_s"], "round_mean_s": r["train_s"] / max(1, r["rounds"]),
-           "load_before": load0, "load_after": _load(), **_hashes(a, version, learner)}
+           "load_before": load0, "load_after": _load(), "criterion": crit, **_hashes(a, version, learner)}
     if repeat:
         row["repeat"] = repeat
     if not args.no_record:
@@ -238,7 +249,8 @@ def _config(settings, version, learner, budget, args):
     from training.chess import ChessTrainConfig
     threads, workers = _threads(version, learner, args)
     return ChessTrainConfig(**{**settings, "version": version, "learner": learner, "threads": threads,
-                               "workers": workers, "budget_s": budget, "max_rounds": MAX_ROUNDS}).check()
+                               "workers": workers, "budget_s": budget, "max_rounds": MAX_ROUNDS,
+                               "criterion": getattr(args, "criterion", None) or LADDER_CRITERION}).check()
 
 
 def _checked(a, settings, over, pair, budget, args, note, quick):
@@ -250,7 +262,7 @@ def _checked(a, settings, over, pair, budget, args, note, quick):
     common = {"workload": "chess", "algorithm": a.name, "number": a.number, "title": a.title,
               "base": a.base, "settings": settings, "overrides": over, "version": version,
               "learner": learner, "threads": cfg.threads, "workers": cfg.workers, "budget_s": budget,
-              **_hashes(a, version, learner)}
+              "criterion": cfg.criterion, **_hashes(a, version, learner)}
     check = _earlier_check(a.name, learner, settings, common["source_hash"], quick)
     if check:
         note(f"{a.name}: {learner} passed at this update in run {check['run']}, same code")
@@ -294,7 +306,7 @@ def _train(a, settings, common, s, budget, args, note, quick) -> int:
     if not args.no_record:
         results.append("chess_algorithm", row, quick=quick)
     t = f"{r['time_to_criterion_s']:.2f} s" if r["reached"] else f"NOT within {budget:g} s"
-    print(f"{a.name} on {learner} seed {s}: 0.75 {t}, {row['rounds_to_criterion']} rounds, "
+    print(f"{a.name} on {learner} seed {s}: {cfg.criterion:g} {t}, {row['rounds_to_criterion']} rounds, "
           f"best {r['best_score']:.3f}", flush=True)
     return int(not r["reached"] and not quick)
 
@@ -324,6 +336,6 @@ def bench_stage(quick: bool, progress) -> int:
                               first_seed=SEEDS[0], seeds=None, budget=None, search=False,
                               base="a4_narrow_net", quick=quick, list=False, no_record=False,
                               cost_only=False, cost_pair=list(PRACTITIONER), train=None, workers=None,
-                              also_learner=None)
+                              also_learner=None, criterion=None)
     todo, seeds, pair, pairs = plan(args)
     return run(todo, seeds, pair, pairs, args, progress.note, quick)

@@ -17,6 +17,10 @@ from core.machine import describe, machine_id
 
 REPORT_DIR = Path(__file__).resolve().parent
 MACHINE_KINDS = ("ceilings",)      # rows about the machine, shared by every workload's part
+# The chess ladder's rows, and its score (harness/cmd_chess_algorithms.py's LADDER_CRITERION):
+# rows of a run to a higher score (`--criterion`) are read apart, by Context.beyond_ladder.
+CRITERION_KINDS = ("chess_algorithm", "chess_algorithm_cost")
+LADDER_CRITERION = 0.75
 
 
 class Context:
@@ -63,28 +67,40 @@ class Context:
         return other
 
     def rows(self, kind: str) -> List[dict]:
-        """Every usable row of results/<machine>/<kind>.jsonl of this workload, oldest first."""
+        """Every usable row of results/<machine>/<kind>.jsonl of this workload, oldest first
+        (of the chess ladder's kinds, the rows of runs to its own score only)."""
         if kind not in self._cache:
-            rows = []
-            key = (self.machine, kind, self.quick)
-            if key not in self._loaded:
-                self._loaded[key] = _results.load(kind, machine_name=self.machine, quick=self.quick,
-                                                  directory=self.results_dir)
-            for r in self._loaded[key]:
-                if kind not in MACHINE_KINDS and r.get("workload", "cartpole") != self.workload:
-                    continue
-                m = r.get("provenance", {}).get("machine")
-                if isinstance(m, dict) and machine_id(m) != self.machine:
-                    _results._warn(_results.kind_path(kind, machine_name=self.machine,
-                                                      directory=self.results_dir), 0,
-                                   f"a row of machine {machine_id(m)} in {self.machine}'s folder")
-                    continue
-                rows.append(r)
+            rows = self._usable(kind)
+            if kind in CRITERION_KINDS:                 # a run to another score is read apart
+                rows = [r for r in rows if r.get("criterion", LADDER_CRITERION) == LADDER_CRITERION]
             if kind == "chess_algorithm_cost":         # a cost run repeated within a run: one row
                 from report.cost_repeats import merge
                 rows = merge(rows)
             self._cache[kind] = rows
         return list(self._cache[kind])
+
+    def beyond_ladder(self, kind: str) -> List[dict]:
+        """The chess ladder's rows (CRITERION_KINDS) of runs trained to a score above the
+        ladder's (`harness algorithms --workload chess --criterion`), oldest first."""
+        return [r for r in self._usable(kind) if r.get("criterion", LADDER_CRITERION) > LADDER_CRITERION]
+
+    def _usable(self, kind: str) -> List[dict]:
+        key = (self.machine, kind, self.quick)
+        if key not in self._loaded:
+            self._loaded[key] = _results.load(kind, machine_name=self.machine, quick=self.quick,
+                                              directory=self.results_dir)
+        rows = []
+        for r in self._loaded[key]:
+            if kind not in MACHINE_KINDS and r.get("workload", "cartpole") != self.workload:
+                continue
+            m = r.get("provenance", {}).get("machine")
+            if isinstance(m, dict) and machine_id(m) != self.machine:
+                _results._warn(_results.kind_path(kind, machine_name=self.machine,
+                                                  directory=self.results_dir), 0,
+                               f"a row of machine {machine_id(m)} in {self.machine}'s folder")
+                continue
+            rows.append(r)
+        return rows
 
     def baseline(self) -> str:
         """The baseline rung: as its rows say (field "baseline"), else as declared now."""

@@ -220,3 +220,36 @@ def test_the_sweep_driver_runs_recipes_side_by_side(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "training.chess_sweep", str(f), "--jobs", "0"],
                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_a_run_to_a_higher_score_is_recorded_with_it_and_read_apart_from_the_ladder(tmp_path):
+    """`--criterion 0.9` (the stretch): every row of the run carries its score; the report's
+    ladder reads only the ladder's (0.75) rows, and the targets paragraph reads the stretch
+    run apart, against the same seconds."""
+    d, cost, runs = _quick_ladder(tmp_path, "--criterion", "0.9")
+    assert cost and runs and all(r["criterion"] == 0.9 for r in cost + runs)
+    from report.context import Context
+    from report.parts import chess_ladder_data as ca
+    from report.parts.chess_seconds_targets import _stretch
+    ctx = Context(results_dir=tmp_path, report_dir=tmp_path / "rep", machine=d.name, quick=True)
+    c = ctx.for_workload("chess")
+    assert c.rows("chess_algorithm") == [] and c.rows("chess_algorithm_cost") == []
+    assert ca.ladder_runs(c) == {}
+    assert [r["seed"] for r in c.beyond_ladder("chess_algorithm")] == [100]
+    text = _stretch(c, ca)
+    assert text.startswith("stretch, a score of 0.9 ") and "`a6_narrower`" in text and runs[0]["run_id"] in text
+    assert text.endswith("**not met**")                         # one seed, not the five the target asks
+    # rows without the field are the ladder's own
+    old = {**runs[0], "run_id": "R0"}
+    del old["criterion"]
+    (d / "quick" / "chess_algorithm.jsonl").write_text(json.dumps(old) + "\n")
+    c2 = Context(results_dir=tmp_path, report_dir=tmp_path / "rep", machine=d.name, quick=True).for_workload("chess")
+    assert [r["run_id"] for r in c2.rows("chess_algorithm")] == ["R0"] and c2.beyond_ladder("chess_algorithm") == []
+
+
+@pytest.mark.parametrize("value", ["0", "1.5", "nan", "-0.2"])
+def test_a_criterion_outside_0_1_is_refused_in_one_line(value):
+    r = subprocess.run([sys.executable, "-m", "harness", "algorithms", "--workload", "chess", "--algorithm",
+                        "a8_48_units", "--criterion", value, "--no-record"],
+                       cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "--criterion" in r.stderr, r.stderr
