@@ -94,14 +94,21 @@ def test_the_sweep_table_gives_each_recipes_median_rounds_and_what_it_changed(tm
                                        "config": {**cfg, "seed": seed}, "reached": r is not None,
                                        "rounds_to_criterion": r}, "20260104T000000-sweep9")
     c = Context(results_dir=d, report_dir=tmp_path / "rep").for_workload("chess")
-    rows = {r["Recipe"]: r for r in md_table(sweep_table(c), "Rounds to 0.75, median (range)")}
+    rows = {r["Recipe"]: r for r in md_table(sweep_table(c), "Rounds to the score, median (range)")}
     col = "Settings (where not the sweep's common ones)"
     assert rows["`a8`"][col] == "(the common settings)"
     assert rows["`lr2`"][col] == "lr 0.002"
-    assert numbers(rows["`a8`"]["Rounds to 0.75, median (range)"]) == [384, 360, 396]
+    assert numbers(rows["`a8`"]["Rounds to the score, median (range)"]) == [384, 360, 396]
+    assert rows["`a8`"]["Score"] == "0.75"                       # no criterion in the config: the ladder's
     assert rows["`n1024`"][col] == "envs 1024, steps 2"
     assert rows["`n1024`"]["Reached"] == "2/3"
-    assert numbers(rows["`n1024`"]["Rounds to 0.75, median (range)"]) == [402, 396, 408]
+    assert numbers(rows["`n1024`"]["Rounds to the score, median (range)"]) == [402, 396, 408]
+    _append(d, "chess_sweep", {"workload": "chess", "recipe": "s90", "seed": 0, "reached": True,
+                               "config": {**base, "criterion": 0.9}, "rounds_to_criterion": 1100},
+            "20260105T000000-sweep10")
+    c = Context(results_dir=d, report_dir=tmp_path / "rep").for_workload("chess")
+    rows = {r["Recipe"]: r for r in md_table(sweep_table(c), "Rounds to the score, median (range)")}
+    assert rows["`s90`"]["Score"] == "0.9" and rows["`s90`"]["Settings (where not the sweep's common ones)"] == "(the common settings)"
 
 
 def test_an_estimate_gives_its_error_in_every_run_that_costed_and_trained_it(tmp_path):
@@ -130,3 +137,30 @@ def test_an_estimate_takes_the_median_of_its_cost_runs_between_the_seeds(tmp_pat
     l4f = est[est.index(f"`{L4F}`"):]
     assert numbers(l4f)[:1] == [0] and "**met**" in l4f.split(";")[0]
     assert "the median of 5 cost runs between the seeds, 19 ms-30 ms" in l4f
+
+
+def test_the_stretch_takes_the_best_run_to_the_higher_score_with_its_overrides(tmp_path):
+    """Rows with a criterion above the ladder's: the group (run, recipe, pair, overrides)
+    with the lowest median time, against the same 10 s over >= 5 seeds; the ladder's own
+    rows never enter it, nor it the ladder."""
+    from report.context import Context
+    from report.parts import chess_ladder_data as ca
+    from report.parts.chess_seconds_targets import _stretch
+    d = tmp_path / "res"
+    _seeds(d, "a8_48_units", L4F, 400, [7.0] * 5, COST)                        # the ladder's (0.75)
+    for run, times, over in (("20260105T000000-s1", [20.0, 18.0, 19.0, 21.0, 17.0], {}),
+                             ("20260106T000000-s2", [9.0, 9.5, 8.0, 12.0, 9.9], {"n_step": 2}),
+                             ("20260107T000000-s3", [30.0] * 5, {})):
+        for i, t in enumerate(times):
+            _append(d, "chess_algorithm", {
+                "workload": "chess", "algorithm": "a8_48_units", "version": FAST[0], "learner": L4F,
+                "seed": 100 + i, "reached": True, "rounds_to_criterion": 1000 + i, "time_to_criterion_s": t,
+                "updates_to_criterion": 4000, "flops": 1e9, "settings": {"envs": 512, "steps": 4},
+                "criterion": 0.9, "overrides": over}, run)
+    c = Context(results_dir=d, report_dir=tmp_path / "rep").for_workload("chess")
+    text = _stretch(c, ca)
+    assert "a score of 0.9 " in text and "with n_step 2" in text and "20260106T000000-s2" in text
+    assert numbers(text[text.index("n_step 2,") + 9:])[:4] == [9.5, 9, 9.9, 1002]    # median, IQR, rounds
+    assert "the best of 3 runs" in text and text.endswith("**met**")
+    assert {r["run_id"] for r in c.rows("chess_algorithm")} == {COST}
+    assert ca.medians_by_run(c, "a8_48_units", FAST[0], L4F) == [7.0]

@@ -44,25 +44,29 @@ def _time(c, ca) -> str:
 
 
 def _stretch(c, ca) -> str:
-    """The stretch (a higher score, `--criterion`): the newest run's best recipe x pair,
-    its median time to that score over its seeds, against the same SECONDS."""
-    rows = [r for r in c.beyond_ladder("chess_algorithm") if r.get("seed") is not None]
-    if not rows:
-        return ""
-    run = rows[-1]["run_id"]
+    """The stretch (a higher score, `--criterion`): of every run to it, the recipe x pair
+    (with the run's overrides) with the lowest median time over its seeds, against the same
+    SECONDS."""
     groups = {}
-    for r in rows:
-        if r["run_id"] == run:
-            groups.setdefault((r["algorithm"], r["version"], r["learner"]), []).append(r)
+    for r in c.beyond_ladder("chess_algorithm"):
+        if r.get("seed") is not None:
+            over = tuple(sorted((r.get("overrides") or {}).items()))
+            groups.setdefault((r["run_id"], r["algorithm"], r["version"], r["learner"], over), []).append(r)
+    if not groups:
+        return ""
     stats = [(k, ca._stats(g), g) for k, g in groups.items()]
-    (name, version, learner), s, g = min(stats, key=lambda x: (x[1]["time_to_criterion_s"] or (0, float("inf")))[1])
+    (run, name, version, learner, over), s, g = min(
+        stats, key=lambda x: (x[1]["time_to_criterion_s"] or (0, float("inf"), 0))[1])
     crit, q = g[0]["criterion"], s["time_to_criterion_s"]
     ok = bool(q) and q[1] <= SECONDS and s["reached"] == s["n"] >= MIN_SEEDS
     got = (f"{ca._s(q[1])} [IQR {ca._s(q[0])}-{ca._s(q[2])}], {s['rounds_to_criterion'][1]:,.0f} rounds"
            if q else "no seed reached it")
+    with_ = f" with {', '.join(f'{k} {v:g}' for k, v in over)}" if over else ""
+    runs = len({k[0] for k in groups})
     return (f"stretch, a score of {crit:g} (a one-ply material-greedy mover's level) in a median of at "
-            f"most {SECONDS:g} s over >= {MIN_SEEDS} unseen seeds: `{version}` x `{learner}` x `{name}`, "
-            f"{got}, {s['reached']}/{s['n']} seeds within the budget (run {run}), {_met(ok)}")
+            f"most {SECONDS:g} s over >= {MIN_SEEDS} unseen seeds: `{version}` x `{learner}` x `{name}`{with_}, "
+            f"{got}, {s['reached']}/{s['n']} seeds within the budget (run {run}"
+            + (f", the best of {runs} runs to it" if runs > 1 else "") + f"), {_met(ok)}")
 
 
 def _over(c, ca, got) -> str:

@@ -1,6 +1,6 @@
 """The chess sweeps run on this machine (rows chess_sweep, training/chess_sweep.py): per sweep
-run, each recipe's settings where they differ from most of its sweep's, and its rounds to 0.75 on the
-search seeds (never reported: the ladder's table is judged on others). Rounds, not seconds:
+run, each recipe's settings where they differ from most of its sweep's, and its rounds to its
+score (the ladder's 0.75, or the stretch's 0.9) on the search seeds (never reported: the ladder's table is judged on others). Rounds, not seconds:
 a sweep runs recipes side by side, so its seconds are not comparable; its rounds are."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Dict, List
 
 from report.context import md_table
 
-SKIP = ("seed", "threads", "workers", "budget_s", "max_rounds", "device")
+SKIP = ("seed", "threads", "workers", "budget_s", "max_rounds", "device", "criterion")
 
 
 def _common(configs: List[dict]) -> dict:
@@ -40,13 +40,14 @@ def sweep_table(c) -> str:
                              for k in cfg if k not in SKIP and cfg.get(k) != base.get(k)) or "(the common settings)"
             done = sorted(r["rounds_to_criterion"] for r in rs if r.get("reached"))
             med = f"{statistics.median(done):,.0f} ({min(done):,}-{max(done):,})" if done else "-"
-            body.append((run, f"`{name}`", diff, ", ".join(str(r["seed"]) for r in rs),
-                         f"{len(done)}/{len(rs)}", med))
+            body.append((run, f"`{name}`", diff, f"{cfg.get('criterion', 0.75):g}",
+                         ", ".join(str(r["seed"]) for r in rs), f"{len(done)}/{len(rs)}", med))
     if not body:
         return ""
     return ("**The sweeps behind the recipes** (`python -m training.chess_sweep`, algorithms/chess/sweeps/, "
-            "on this machine): each recipe's median rounds to 0.75 over the search seeds (lowest-highest), "
+            "on this machine): each recipe's median rounds to its score over the search seeds (lowest-highest), "
             "its settings named where they differ from those most of its sweep's recipes share. A recipe enters the "
-            "ladder only if it needs fewer rounds, or as many at a cheaper round.\n\n"
-            + md_table(["Sweep run", "Recipe", "Settings (where not the sweep's common ones)", "Seeds", "Reached",
-                        "Rounds to 0.75, median (range)"], body) + "\n")
+            "ladder only if it needs fewer rounds to 0.75, or as many at a cheaper round; a sweep to 0.9 "
+            "looks for the stretch's recipe.\n\n"
+            + md_table(["Sweep run", "Recipe", "Settings (where not the sweep's common ones)", "Score", "Seeds",
+                        "Reached", "Rounds to the score, median (range)"], body) + "\n")
