@@ -38,3 +38,26 @@ def test_the_density_tool_refuses_bad_input_in_one_line(args):
     p = subprocess.run([sys.executable, "-m", "learners.l4i_sparse_layer2.density", *args],
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 2 and p.stdout == "" and len(p.stderr.strip().splitlines()) == 1, p.stderr
+
+
+def test_record_writes_a_row_per_checkpoint_that_the_report_tabulates(tmp_path):
+    """--record: one chess_density row per checkpoint with the recipe's update; the chess
+    learner section's table gives the newest run of each update's settings."""
+    learner_or_skip("l4c_native_chess")
+    import json
+    import os
+    env = dict(os.environ, STUDY_RESULTS_DIR=str(tmp_path), OMP_NUM_THREADS="1")
+    p = subprocess.run([sys.executable, "-m", "learners.l4i_sparse_layer2.density", "--recipe", "a6_narrower",
+                        "--updates", "0,3", "--record"], capture_output=True, text=True, timeout=300, env=env)
+    assert p.returncode == 0, p.stderr[-2000:]
+    (d,) = [x for x in tmp_path.iterdir() if x.is_dir()]
+    rows = [json.loads(x) for x in (d / "chess_density.jsonl").read_text().splitlines()]
+    assert [r["updates"] for r in rows] == [0, 3] and {r["settings_of"] for r in rows} == {"a6_narrower"}
+    assert rows[0]["settings"]["hidden"] == 64 and rows[0]["settings"]["lr"] == 1e-3
+    assert all(0 < r["h1_s"] < 1 and 0 < r["terms"] < 1 for r in rows)
+    from report.context import Context
+    from report.parts.chess_learner_roof import density_table
+    c = Context(results_dir=tmp_path, report_dir=tmp_path / "rep", machine=d.name).for_workload("chess")
+    text = density_table(c)
+    lines = [x for x in text.splitlines() if x.startswith("| `a6_narrower`")]
+    assert len(lines) == 2 and f"{rows[1]['terms']:.1%}" in lines[1] and rows[0]["run_id"] in lines[0]

@@ -1,15 +1,17 @@
 """How much of layer 2's work L4i skips: the nonzero fractions of the ReLU outputs that
 layer 2's products multiply, as training goes on (NOTES.md's table).
 
-    python -m learners.l4i_sparse_layer2.density [--hidden 256] [--batch-size 64] [--lr LR]
-        [--gamma G] [--target-period N] [--updates 0,16,160,800]
+    python -m learners.l4i_sparse_layer2.density [--recipe NAME | --hidden 256 --batch-size 64
+        --lr LR --gamma G --target-period N] [--updates 0,16,160,800] [--record]
 
 Trains l4c_native_chess (whose weights L4i's equal) on the timing replay (training/cost.py's
 TIMING_ROWS rows, as the learner stage times it) from initialisation, and at each checkpoint
 forwards 1,024 replay rows: h1 of s (policy), of s' (policy and target), h2 of s (policy).
 The products' terms with a nonzero factor, as a share of the dense products' (5 B x H x H):
 the three forwards by their h1, dW2 by h1 of s, dL/dz1 by h2 of s (dL/dz2 is zero where h2
-is)."""
+is). --recipe takes a chess recipe's update (algorithms/chess/); without it, LEARNER.md's
+contract (H 256, B 64, its learning rate). --record appends a row per checkpoint (kind
+chess_density), which the report's chess learner section tabulates."""
 from __future__ import annotations
 
 import argparse
@@ -17,6 +19,9 @@ import sys
 
 REPLAY_ROWS = 131_072      # training/cost.py's TIMING_ROWS
 SAMPLE = 1024
+SOURCES = ("learners/l4i_sparse_layer2/density.py", "learners/l4c_native_chess", "native/include/learner",
+           "versions/chess/common/learn.py", "versions/chess/common/learn_verify.py", "versions/chess/common/net.py")
+UPDATE_KEYS = ("hidden", "batch_size", "lr", "gamma", "target_period")
 
 
 def fractions(hidden: int, batch: int, updates, **kw) -> list:
@@ -62,6 +67,8 @@ def main(argv=None) -> int:
         print(f"density: {message}", file=sys.stderr)
         sys.exit(2)
     p.error = refuse
+    p.add_argument("--recipe", help="a chess recipe whose update to take (algorithms/chess/)")
+    p.add_argument("--record", action="store_true", help="append a chess_density row per checkpoint")
     p.add_argument("--hidden", type=int, default=256)
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--lr", type=float, default=None)
@@ -79,18 +86,38 @@ def main(argv=None) -> int:
         if not 1 <= v <= hi:
             refuse(f"--{name} must be in 1..{hi}, got {v}")
     kw = {k: v for k, v in (("lr", a.lr), ("gamma", a.gamma), ("target_period", a.target_period)) if v is not None}
+    hidden, batch = a.hidden, a.batch_size
+    if a.recipe:
+        from training import chess_algorithm as calg
+        known = {x.name for x in calg.algorithms() if not x.error}
+        if a.recipe not in known:
+            refuse(f"--recipe {a.recipe!r}: not a chess recipe ({', '.join(sorted(known))})")
+        st = calg.settings(a.recipe)
+        from versions.chess.common.learn_verify import chess_config
+        base = chess_config()
+        hidden, batch = st.get("hidden", base.hidden), st.get("batch_size", base.batch_size)
+        kw = {k: st.get(k, getattr(base, k)) for k in ("lr", "gamma", "target_period")}
     try:
-        rows = fractions(a.hidden, a.batch_size, ups, **kw)
+        rows = fractions(hidden, batch, ups, **kw)
     except Exception as e:                                    # a bad setting, or no learner here
         print(f"density: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}", file=sys.stderr)
         return 1
-    print(f"H {a.hidden}, B {a.batch_size}{''.join(f', {k} {v:g}' for k, v in kw.items())}, timing replay, "
+    print(f"{a.recipe or 'the contract'}: H {hidden}, B {batch}{''.join(f', {k} {v:g}' for k, v in kw.items())}, timing replay, "
           f"{SAMPLE} rows; nonzero fraction of:")
     print("| updates | h1(s) | h1(s') | h1(s') target | h2(s) | layer 2's terms kept |")
     print("|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         print(f"| {r['updates']} | {r['h1_s']:.1%} | {r['h1_next']:.1%} | {r['h1_next_target']:.1%} | "
               f"{r['h2_s']:.1%} | {r['terms']:.1%} |")
+    if a.record:
+        from core import results
+        from versions.chess.common.learn_verify import chess_config
+        cfg = chess_config(hidden=hidden, batch_size=batch, **kw)
+        for r in rows:
+            results.append("chess_density", {"workload": "chess", "settings_of": a.recipe or "contract",
+                                             "settings": {k: getattr(cfg, k) for k in UPDATE_KEYS},
+                                             "sample_rows": SAMPLE, "replay_rows": REPLAY_ROWS,
+                                             **r, "sources": list(SOURCES)})
     return 0
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import List, Optional
 
 from report.context import fmt_time
-from report.data import fma_peak, stale_mark
+from report.data import fma_peak, stale, stale_mark
 
 BASE = "l4c_native_chess"
 TARGET = 4.0
@@ -105,3 +105,32 @@ def recipe_roof(c) -> str:
                     "byte: not layer 1's rows of set bits, the targets' legal rows of layer 3 or "
                     "AdamW's state).")
     return ""
+
+
+def density_table(c) -> str:
+    """The nonzero shares of the ReLU outputs layer 2 multiplies (rows chess_density,
+    learners/l4i_sparse_layer2/density.py), the newest run of each update's settings: what a
+    learner that skips the zero terms (L4i, L4j) is left to compute."""
+    from report.context import md_table
+    newest = {}
+    for r in c.rows("chess_density"):
+        newest.setdefault(r["settings_of"], {}).setdefault(r["run_id"], []).append(r)
+    body = []
+    for name, runs in newest.items():
+        run = max(runs)
+        for r in sorted(runs[run], key=lambda x: x["updates"]):
+            st = r["settings"]
+            body.append((f"`{name}` (H {st['hidden']}, B {st['batch_size']}, lr {st['lr']:.3g})", run + (" †" if stale(r) else ""),
+                         f"{r['updates']:,}", *(f"{r[k]:.1%}" for k in
+                                               ("h1_s", "h1_next", "h1_next_target", "h2_s", "terms"))))
+    if not body:
+        return ""
+    return ("**Layer 2's nonzero terms** (`python -m learners.l4i_sparse_layer2.density --record`): the "
+            "share of nonzero entries in the ReLU outputs that layer 2's products multiply, on 1,024 rows of "
+            "the timing replay, as `l4c_native_chess` (whose weights `l4i_sparse_layer2`'s equal) trains from "
+            "initialisation at each update's settings, and the products' terms with a nonzero factor as a "
+            "share of the dense products' (the forwards by h1, dW2 by h1 of s, dL/dz1 by h2 of s). A learner "
+            "that sums only those terms computes that share of the dense products' FLOPs; the contract's learning rate "
+            "silences most of layer 1 within the updates the learner stage times, the recipes' do not.\n\n"
+            + md_table(["Update", "Run", "Updates", "h1(s)", "h1(s')", "h1(s') target", "h2(s)",
+                        "Terms kept"], body))
