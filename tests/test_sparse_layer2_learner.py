@@ -23,7 +23,7 @@ def test_dense_at_is_the_kernels_threshold():
 
 def test_the_contract_reaches_the_sparse_path_and_a_recipe_the_dense_one():
     learner_or_skip("l4c_native_chess")
-    from learners.l4i_sparse_layer2.density import fractions
+    from training.chess_density import fractions
     early, late = fractions(256, 64, [0, 140])                 # the bit-for-bit test's last checkpoint
     assert early["h1_s"] > 0.4 and early["h2_s"] > 0.4        # at initialisation: the blocked product
     kept = ("h1_s", "h1_next", "h1_next_target", "h2_s")       # the target's too: copied at 128
@@ -35,7 +35,7 @@ def test_the_contract_reaches_the_sparse_path_and_a_recipe_the_dense_one():
 @pytest.mark.parametrize("args", [["--updates", "5,3"], ["--updates", "x"], ["--hidden", "0"],
                                   ["--batch-size", "-1"], ["--nope"]])
 def test_the_density_tool_refuses_bad_input_in_one_line(args):
-    p = subprocess.run([sys.executable, "-m", "learners.l4i_sparse_layer2.density", *args],
+    p = subprocess.run([sys.executable, "-m", "training.chess_density", *args],
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 2 and p.stdout == "" and len(p.stderr.strip().splitlines()) == 1, p.stderr
 
@@ -47,7 +47,7 @@ def test_record_writes_a_row_per_checkpoint_that_the_report_tabulates(tmp_path):
     import json
     import os
     env = dict(os.environ, STUDY_RESULTS_DIR=str(tmp_path), OMP_NUM_THREADS="1")
-    p = subprocess.run([sys.executable, "-m", "learners.l4i_sparse_layer2.density", "--recipe", "a6_narrower",
+    p = subprocess.run([sys.executable, "-m", "training.chess_density", "--recipe", "a6_narrower",
                         "--updates", "0,3", "--record"], capture_output=True, text=True, timeout=300, env=env)
     assert p.returncode == 0, p.stderr[-2000:]
     (d,) = [x for x in tmp_path.iterdir() if x.is_dir()]

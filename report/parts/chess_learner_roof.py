@@ -109,7 +109,7 @@ def recipe_roof(c) -> str:
 
 def density_table(c) -> str:
     """The nonzero shares of the ReLU outputs layer 2 multiplies (rows chess_density,
-    learners/l4i_sparse_layer2/density.py), the newest run of each update's settings: what a
+    training/chess_density.py), the newest run of each update's settings: what a
     learner that skips the zero terms (L4i, L4j) is left to compute."""
     from report.context import md_table
     newest = {}
@@ -125,7 +125,7 @@ def density_table(c) -> str:
                                                ("h1_s", "h1_next", "h1_next_target", "h2_s", "terms"))))
     if not body:
         return ""
-    return ("**Layer 2's nonzero terms** (`python -m learners.l4i_sparse_layer2.density --record`): the "
+    return ("**Layer 2's nonzero terms** (`python -m training.chess_density --record`): the "
             "share of nonzero entries in the ReLU outputs that layer 2's products multiply, on 1,024 rows of "
             "the timing replay, as `l4c_native_chess` (whose weights `l4i_sparse_layer2`'s equal) trains from "
             "initialisation at each update's settings, and the products' terms with a nonzero factor as a "

@@ -1,7 +1,7 @@
-"""How much of layer 2's work L4i skips: the nonzero fractions of the ReLU outputs that
-layer 2's products multiply, as training goes on (NOTES.md's table).
+"""How much of layer 2's work L4i (learners/l4i_sparse_layer2) skips: the nonzero fractions
+of the ReLU outputs that layer 2's products multiply, as training goes on.
 
-    python -m learners.l4i_sparse_layer2.density [--recipe NAME | --hidden 256 --batch-size 64
+    python -m training.chess_density [--recipe NAME | --hidden 256 --batch-size 64
         --lr LR --gamma G --target-period N] [--updates 0,16,160,800] [--record]
 
 Trains l4c_native_chess (whose weights L4i's equal) on the timing replay (training/cost.py's
@@ -19,7 +19,7 @@ import sys
 
 REPLAY_ROWS = 131_072      # training/cost.py's TIMING_ROWS
 SAMPLE = 1024
-SOURCES = ("learners/l4i_sparse_layer2/density.py", "learners/l4c_native_chess", "native/include/learner",
+SOURCES = ("training/chess_density.py", "learners/l4c_native_chess", "native/include/learner",
            "versions/chess/common/learn.py", "versions/chess/common/learn_verify.py", "versions/chess/common/net.py")
 UPDATE_KEYS = ("hidden", "batch_size", "lr", "gamma", "target_period")
 
@@ -60,7 +60,7 @@ def fractions(hidden: int, batch: int, updates, **kw) -> list:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m learners.l4i_sparse_layer2.density",
+    p = argparse.ArgumentParser(prog="python -m training.chess_density",
                                 description=__doc__.split("\n")[0])
 
     def refuse(message):                                     # one line, exit 2, before any work
