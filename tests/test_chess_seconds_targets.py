@@ -164,3 +164,17 @@ def test_the_stretch_takes_the_best_run_to_the_higher_score_with_its_overrides(t
     assert "the best of 3 runs" in text and text.endswith("**met**")
     assert {r["run_id"] for r in c.rows("chess_algorithm")} == {COST}
     assert ca.medians_by_run(c, "a8_48_units", FAST[0], L4F) == [7.0]
+
+
+def test_the_learner_target_gives_its_factor_in_every_run_that_timed_both(tmp_path):
+    """The newest run's best learner against l4c, then the same pair's factor in each run
+    that timed both at that thread count: its lowest and highest."""
+    d = tmp_path / "res"
+    _learner(d, "l4c_native_chess", 1.2e-3, "20260101T000000-learn0")    # earlier: 3.00x
+    _learner(d, "l4e_lazy_adamw", 0.4e-3, "20260101T000000-learn0")
+    _learner(d, "l4c_native_chess", 1.0e-3, "20260102T000000-learnx")    # l4c alone: no factor
+    _ladder(d, [8.0] * 5, learner_x=(1.0, 0.5))                          # 2.00x in the newest run
+    got, _ = _targets(d, tmp_path)
+    x = got[">= 4x `l4c_native_chess`'s"]
+    assert "`l4e_lazy_adamw` 2.00x" in x and "in the 2 runs that timed both it ranged 2.00x-3.00x" in x
+    assert "**not met**" in x

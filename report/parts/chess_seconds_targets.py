@@ -91,9 +91,18 @@ def _learner(c) -> str:
         if rivals:
             best = min(rivals, key=lambda r: r["update_s"])
             x = b["update_s"] / best["update_s"]
+            xs = []                                    # the same pair in every run that timed both
+            for rb in (r for r in base if r["threads"] == threads):
+                mine = [r for r in timed if r["run_id"] == rb["run_id"] and r["threads"] == threads
+                        and r["learner"] == best["learner"]]
+                if mine:
+                    xs.append(rb["update_s"] / mine[-1]["update_s"])
+            spread = (f"; in the {len(xs)} runs that timed both it ranged {min(xs):.2f}x-{max(xs):.2f}x "
+                      "(learners are timed one after another, and this machine's speed moves between "
+                      "them)" if len(xs) > 1 else "")
             return (f"an exact learner's update >= {LEARNER_X:g}x `{BASE_LEARNER}`'s at the contract's "
                     f"settings, same run: `{best['learner']}` {x:.2f}x at {threads} threads (run {run}), "
-                    f"{_met(x >= LEARNER_X)} (*The learner target*, in the chess learner section, "
+                    f"{_met(x >= LEARNER_X)}{spread} (*The learner target*, in the chess learner section, "
                     "sets it against the dense layer-2 products' FMA roof)")
     return ""
 
