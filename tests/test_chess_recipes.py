@@ -253,3 +253,10 @@ def test_a_criterion_outside_0_1_is_refused_in_one_line(value):
                         "a8_48_units", "--criterion", value, "--no-record"],
                        cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "--criterion" in r.stderr, r.stderr
+
+
+def test_the_ladders_score_is_one_number_in_the_harness_the_report_and_training():
+    from harness.cmd_chess_algorithms import LADDER_CRITERION as harness_score
+    from report.context import LADDER_CRITERION as report_score
+    from training.chess import ChessTrainConfig
+    assert harness_score == report_score == ChessTrainConfig().criterion == 0.75
