@@ -89,8 +89,8 @@ def register(sub):
     p.add_argument("--train", action="append", metavar="NAME",
                    help="chess: train only these recipes to 0.75 (the others verified and costed)")
     p.add_argument("--criterion", type=float, metavar="SCORE",
-                   help="chess: the score the seeds train to (default 0.75, the ladder's; a run to a "
-                        "higher one, such as the stretch 0.9, is reported apart from the ladder)")
+                   help="chess: the score the seeds train to, 0.75 (the ladder's, the default) to 1; a run "
+                        "to a higher one, such as the stretch 0.9, is reported apart from the ladder")
     p.add_argument("--also-learner", metavar="LEARNER",
                    help="chess: every recipe also verified, costed and (where trained) trained with "
                         "this learner on the same rung, in the same run (the knob chain's last step)")

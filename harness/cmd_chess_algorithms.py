@@ -100,16 +100,21 @@ def plan(args):
         also = args.also_learner = _pair(version, also)[1]
         if also == learner:
             raise StudyError(f"--also-learner {also}: that is the run's learner already")
-    crit = getattr(args, "criterion", None)
-    if crit is None:
-        crit = LADDER_CRITERION
-    if not 0.0 < crit <= 1.0:                            # NaN fails this too
-        raise StudyError(f"--criterion must be a score in (0, 1], got {crit:g}")
+    crit = _criterion(args)
+    if not LADDER_CRITERION <= crit <= 1.0:              # NaN fails this too
+        raise StudyError(f"--criterion must be a score in [{LADDER_CRITERION:g}, 1] (the ladder's, or a "
+                         f"stretch above it), got {crit:g}")
     args.criterion = crit
     unknown = [t for t in args.train or () if t not in {a.name for a, _, _ in todo}]
     if unknown:
         raise StudyError(f"--train {unknown[0]}: not among this run's recipes")
     return todo, seeds, (version, learner), pairs
+
+
+def _criterion(args) -> float:
+    """The score this run trains to: --criterion, or the ladder's."""
+    crit = getattr(args, "criterion", None)
+    return LADDER_CRITERION if crit is None else crit
 
 
 def _pair(version: str, learner: str):
@@ -183,7 +188,7 @@ def cost_run(a, settings, version, learner, args, quick, note, repeat: int = 0) 
     cfg = ChessTrainConfig(**{**settings, "version": version, "learner": learner, "threads": threads,
                               "workers": workers, "seed": 0, "max_rounds": rounds,
                               "eval_every": 0}).check()
-    crit = getattr(args, "criterion", None) or LADDER_CRITERION
+    crit = _criterion(args)
     note(f"{a.name}: cost of a round on {version} x {learner}")
     load0 = _load()
     r = train(cfg)
@@ -250,7 +255,7 @@ def _config(settings, version, learner, budget, args):
     threads, workers = _threads(version, learner, args)
     return ChessTrainConfig(**{**settings, "version": version, "learner": learner, "threads": threads,
                                "workers": workers, "budget_s": budget, "max_rounds": MAX_ROUNDS,
-                               "criterion": getattr(args, "criterion", None) or LADDER_CRITERION}).check()
+                               "criterion": _criterion(args)}).check()
 
 
 def _checked(a, settings, over, pair, budget, args, note, quick):

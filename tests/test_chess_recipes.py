@@ -247,8 +247,8 @@ def test_a_run_to_a_higher_score_is_recorded_with_it_and_read_apart_from_the_lad
     assert [r["run_id"] for r in c2.rows("chess_algorithm")] == ["R0"] and c2.beyond_ladder("chess_algorithm") == []
 
 
-@pytest.mark.parametrize("value", ["0", "1.5", "nan", "-0.2"])
-def test_a_criterion_outside_0_1_is_refused_in_one_line(value):
+@pytest.mark.parametrize("value", ["0", "0.5", "1.5", "nan", "-0.2"])
+def test_a_criterion_outside_the_ladders_score_to_1_is_refused_in_one_line(value):
     r = subprocess.run([sys.executable, "-m", "harness", "algorithms", "--workload", "chess", "--algorithm",
                         "a8_48_units", "--criterion", value, "--no-record"],
                        cwd=ROOT, capture_output=True, text=True, timeout=120)

@@ -8,7 +8,7 @@ import json
 import statistics
 from typing import Dict, List
 
-from report.context import md_table
+from report.context import LADDER_CRITERION, md_table
 
 SKIP = ("seed", "threads", "workers", "budget_s", "max_rounds", "device", "criterion")
 
@@ -40,7 +40,7 @@ def sweep_table(c) -> str:
                              for k in cfg if k not in SKIP and cfg.get(k) != base.get(k)) or "(the common settings)"
             done = sorted(r["rounds_to_criterion"] for r in rs if r.get("reached"))
             med = f"{statistics.median(done):,.0f} ({min(done):,}-{max(done):,})" if done else "-"
-            body.append((run, f"`{name}`", diff, f"{cfg.get('criterion', 0.75):g}",
+            body.append((run, f"`{name}`", diff, f"{cfg.get('criterion', LADDER_CRITERION):g}",
                          ", ".join(str(r["seed"]) for r in rs), f"{len(done)}/{len(rs)}", med))
     if not body:
         return ""
