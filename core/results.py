@@ -297,15 +297,17 @@ def _warn(p: Path, line: int, why: str) -> None:
         print(f"warning: {p}:{line}: row skipped ({why})", file=sys.stderr)
 
 
+LADDER_KIND = "throughput"             # the generation ladder's rows
 _NEWEST: Dict[tuple, float] = {}       # (folder, its files' names, sizes, mtimes) -> newest
 
 
-def _newest_row_time(d: Path) -> float:
-    """The latest time recorded in a machine folder's full-run rows (epoch seconds; 0 if
-    none). Rows say when they were measured; file times do not (a clone's are arbitrary).
-    Remembered for the folder's files as they are (name, size, modification time): a
-    report asks about every machine many times, and any write changes the key."""
-    files = sorted(d.glob("*.jsonl"))
+def _newest_row_time(d: Path, kind: Optional[str] = None) -> float:
+    """The latest time recorded in a machine folder's full-run rows (of one kind, if given;
+    epoch seconds; 0 if none). Rows say when they were measured; file times do not (a
+    clone's are arbitrary). Remembered for the folder's files as they are (name, size,
+    modification time): a report asks about every machine many times, and any write changes
+    the key."""
+    files = sorted(d.glob("*.jsonl" if kind is None else f"{kind}.jsonl"))
     sig = []
     for f in files:
         try:
@@ -352,15 +354,20 @@ def machines(directory: Optional[Path] = None) -> List[dict]:
         if not isinstance(desc, dict):
             desc = {"id": d.name}
         out.append({"id": d.name, "description": desc, "newest": _newest_row_time(d),
+                    "ladder_newest": _newest_row_time(d, LADDER_KIND),
                     "kinds": sorted(p.stem for p in d.glob("*.jsonl"))})
     return sorted(out, key=lambda m: (-m["newest"], m["id"]))
 
 
 def report_machine(known: List[dict]) -> Optional[str]:
-    """The machine a report shows by default: the newest (machines()) of those that measured
-    the generation ladder; a machine lent for one stage (the GPU learners) never replaces it."""
-    full = [m for m in known if "throughput" in m.get("kinds", ())]
-    return (full or known)[0]["id"] if known else None
+    """The machine a report shows by default: of those that measured the generation ladder,
+    the one that measured it last (ties by id); a machine lent for one stage (the GPU
+    learners), or one stage measured again on a machine whose ladder is older (a learner on
+    another session's CPU), never replaces it. None measured it: the newest (machines())."""
+    full = [m for m in known if LADDER_KIND in m.get("kinds", ())]
+    if full:
+        return min(full, key=lambda m: (-m.get("ladder_newest", 0.0), m["id"]))["id"]
+    return known[0]["id"] if known else None
 
 
 def write_atomic(path: Path, text: str) -> None:

@@ -1,7 +1,7 @@
 """What a report section sees: one machine's rows in results/ and a place to put figures.
 
 The report never measures: every number it shows comes from a row in results/. It shows
-one machine (default: the newest that measured the ladder, results.report_machine) and
+one machine (default: the one that measured the generation ladder last, results.report_machine) and
 never mixes machines (the GPU learners' table names its own machine apart): a row
 whose provenance names another machine than its folder is skipped with a warning, and
 quick runs (results/<machine>/quick/) are never read.

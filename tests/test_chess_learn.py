@@ -135,6 +135,31 @@ def test_machine_ids_name_the_gpu_and_the_report_keeps_the_ladders_machine():
     known = [{"id": "gpu", "kinds": ["learner"]}, {"id": "cpu", "kinds": ["learner", "throughput"]}]
     assert report_machine(known) == "cpu"
     assert report_machine(known[:1]) == "gpu" and report_machine([]) is None
+    # a learner measured later on another CPU whose ladder is older does not take the report
+    two = [{"id": "xeon", "kinds": ["learner", "throughput"], "ladder_newest": 100.0},
+           {"id": "epyc", "kinds": ["learner", "throughput"], "ladder_newest": 200.0}]
+    assert report_machine(two) == "epyc"
+    assert report_machine([{**two[0], "ladder_newest": 300.0}, two[1]]) == "xeon"
+
+
+def test_the_report_machine_is_the_one_whose_ladder_is_newest(tmp_path):
+    """Rows of one stage written later on another machine leave the report where it was."""
+    import json
+    from core.results import machines, report_machine
+
+    def rows(machine, kind, when):
+        d = tmp_path / machine
+        d.mkdir(exist_ok=True)
+        (d / "machine.json").write_text(json.dumps({"id": machine}))
+        with open(d / f"{kind}.jsonl", "a") as f:
+            f.write(json.dumps({"kind": kind, "time": when}) + "\n")
+    rows("a", "throughput", "2026-11-20T00:00:00+0000")
+    rows("b", "throughput", "2026-11-25T00:00:00+0000")
+    rows("a", "learner", "2026-11-29T00:00:00+0000")
+    known = machines(tmp_path)
+    assert known[0]["id"] == "a" and report_machine(known) == "b"
+    rows("a", "throughput", "2026-11-29T01:00:00+0000")
+    assert report_machine(machines(tmp_path)) == "a"
 
 
 def test_the_greedy_check_tells_other_weights_from_the_same():
