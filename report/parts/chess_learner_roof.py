@@ -134,3 +134,44 @@ def density_table(c) -> str:
             "silences most of layer 1 within the updates the learner stage times, the recipes' do not.\n\n"
             + md_table(["Update", "Run", "Updates", "h1(s)", "h1(s')", "h1(s') target", "h2(s)",
                         "Terms kept"], body))
+
+
+def state_precision(c) -> str:
+    """Whether AdamW's m and v could move in 2 bytes (rows chess_state_precision,
+    training/chess_state_precision.py): each state's worst distance from L1 over the seeds,
+    from the newest run, of this machine or, where it has none, of the machine that measured
+    one last (named: the checks' outcome, not a speed)."""
+    from core import results
+    ctxs = [c] + [c.for_machine(m["id"]) for m in results.machines(c.results_dir)
+                  if m["id"] != c.machine and "chess_state_precision" in m.get("kinds", ())]
+    for o in ctxs:
+        rows = [r for r in o.rows("chess_state_precision") if r.get("precision") == "bf16"]
+        if rows:
+            break
+    else:
+        return ""
+    run = max(r["run_id"] for r in rows)
+    rows = [r for r in rows if r["run_id"] == run]
+    by = {}
+    for r in rows:
+        by.setdefault(r["state"], []).append(r)
+    tol = rows[0]["tolerances"]
+    parts = [f"{s} ({by[s][0]['bytes_per_param']} bytes a parameter): displacement up to "
+             f"{max(r['displacement_diff'] for r in by[s]):.2g}, losses up to {max(r['loss_rel_diff'] for r in by[s]):.2g}"
+             + ("" if all(r["passes"] for r in by[s]) else ", fails")
+             for s in by]
+    where = "" if o is c else f" on {o.machine_line}"
+    from core.learner import LearnConfig
+    b2 = LearnConfig().beta2
+    return (f"**Fewer bytes a parameter?** An exact lazy AdamW still reads and writes theta, m and "
+            f"v of each row an update uses (24 bytes a parameter). With m, v or both kept in "
+            f"bfloat16 (`python -m training.chess_state_precision --record`: L1 with that state rounded "
+            f"to nearest after every step, run {run}{where}{stale_mark(rows[0])}), LEARNER.md's chess "
+            f"checks, against the nearest of L1's forms after {rows[0]['updates']} updates (tolerance "
+            f"{tol['displacement']:g} in displacement and losses), give: " + "; ".join(parts)
+            + f". The first update agrees (AdamW's first step reads m and v before they are stored), but "
+            f"bfloat16 keeps 8 bits: a step without gradient multiplies v by beta2 = {b2:g}, a change of "
+            f"{1 - b2:.0e} of it, under half of bfloat16's relative spacing (at least {2.0 ** -9:.1e}), so "
+            "rounding to nearest leaves v where it was; and, as between L1's own forms, AdamW grows each "
+            "perturbed step into a displacement. A learner that passes these checks keeps its AdamW state "
+            "in float32.")
