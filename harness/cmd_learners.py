@@ -92,7 +92,7 @@ def run_stage(quick: bool, progress, names: Optional[List[str]] = None, solve: b
     training chess is its own stage)."""
     from core.learner import runs_on
     from training.config import TrainConfig
-    from training.cost import TIMING_ROWS, measure_learner
+    from training.cost import TIMING_ROWS, measure_learners
     from training.loop import run_parallel
     from .learner_verify import learner_verifier, worst_by_check
     note = progress.note
@@ -147,31 +147,33 @@ def run_stage(quick: bool, progress, names: Optional[List[str]] = None, solve: b
                        quick=quick)
         ok.append(lr)
 
-    chess_rows = None
+    # Timing: the learners of one thread count in turns (training/cost.py, measure_learners),
+    # so that a ratio of two of them is of samples taken side by side.
+    plan = []
     for lr in ok:
         counts = threads or ((1,) if quick or where[lr.name] == "cuda"
                              else tuple(t for t in lr.threads if t <= ncpu()) or (1,))
-        for t in counts:
-            if lr.ranks > 1 and t > 1:
-                continue                      # a multi-process learner: one thread per rank
-            note(f"{lr.name}: timing with {t} thread(s)")
-            try:
-                if chess:       # ~30 ms an update on a CPU core: fewer, shorter samples
-                    if chess_rows is None:                     # 107 MB: built once
-                        chess_rows = fixed_replay(TIMING_ROWS, TIMING_ROWS)
-                    m = measure_learner(lr, chess_config(threads=t, device=where[lr.name]),
-                                        updates_per_round=CHESS_U, n_updates=8 if quick else 16,
-                                        reps=3 if quick else 7, budget_s=1.0 if quick else 3.0,
-                                        progress=note, replay=chess_rows)
-                else:
-                    m = measure_learner(lr, LearnConfig(threads=t, device=where[lr.name]),
-                                        n_updates=64 if quick else 256, reps=3 if quick else 7,
-                                        budget_s=1.0 if quick else 4.0, progress=note)
-            except Exception as e:            # one learner failing must not lose the others
+        plan += [(lr, t) for t in counts if not (lr.ranks > 1 and t > 1)]   # multi-process: 1 thread a rank
+    chess_rows = fixed_replay(TIMING_ROWS, TIMING_ROWS) if chess and plan else None   # 107 MB: built once
+    for t in sorted({t for _, t in plan}):
+        group = [lr for lr, tt in plan if tt == t]
+        note(f"timing {', '.join(lr.name for lr in group)} with {t} thread(s), in turns")
+        if chess:           # ~30 ms an update on a CPU core: fewer, shorter samples
+            timed = measure_learners([(lr, chess_config(threads=t, device=where[lr.name])) for lr in group],
+                                     updates_per_round=CHESS_U, n_updates=8 if quick else 16,
+                                     reps=3 if quick else 7, budget_s=1.0 if quick else 3.0,
+                                     progress=note, replay=chess_rows)
+        else:
+            timed = measure_learners([(lr, LearnConfig(threads=t, device=where[lr.name])) for lr in group],
+                                     n_updates=64 if quick else 256, reps=3 if quick else 7,
+                                     budget_s=1.0 if quick else 4.0, progress=note)
+        for lr in group:
+            m = timed.get(lr.name, RuntimeError("not timed"))
+            if isinstance(m, Exception):      # one learner failing must not lose the others
                 failed += 1
                 results.append("learner_errors", {"learner": lr.name, "threads": t,
-                                                  "error": f"{type(e).__name__}: {e}"}, quick=quick)
-                note(f"{lr.name}: timing failed: {type(e).__name__}: {e}")
+                                                  "error": f"{type(m).__name__}: {m}"}, quick=quick)
+                note(f"{lr.name}: timing failed: {type(m).__name__}: {m}")
                 continue
             results.append("learner", {**m, "workload": workload, "sources": sources(lr),
                                        "source_hash": results.source_hash(sources(lr)),

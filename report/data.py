@@ -115,6 +115,22 @@ def share_a_run(rows_a, rows_b) -> bool:
     return bool({r.get("run_id") for r in rows_a} & {r.get("run_id") for r in rows_b})
 
 
+def paired_ratio(slow: dict, fast: dict) -> Optional[Tuple[float, float, float, int]]:
+    """(median, first quartile, third quartile, turns) of slow's sample over fast's sample,
+    turn by turn, where the two learner rows were timed in turns with each other
+    (training/cost.py, measure_learners: sample k of each is of the same turn); else None."""
+    a, b = slow.get("update_samples_s") or [], fast.get("update_samples_s") or []
+    if (slow.get("run_id") != fast.get("run_id") or fast.get("learner") not in (slow.get("interleaved_with") or ())
+            or slow.get("learner") not in (fast.get("interleaved_with") or ()) or len(a) != len(b) or len(a) < 2):
+        return None
+    import statistics
+    r = sorted(x / y for x, y in zip(a, b) if y > 0)
+    if len(r) < 2:
+        return None
+    q = statistics.quantiles(r, n=4)
+    return statistics.median(r), q[0], q[2], len(r)
+
+
 def over_runs(values, fmt) -> str:
     """A value measured in several runs: its lowest and highest (formatted) and how many runs."""
     if not values:

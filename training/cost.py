@@ -1,4 +1,6 @@
-"""measure_learner(): what a learner costs, measured on the fixed replay buffer.
+"""measure_learner(): what a learner costs, measured on the fixed replay buffer;
+measure_learners(): several, timed in turns (the learner stage's way: a ratio of two of them
+is then a ratio of samples taken side by side).
 
 Per learner: start-up (construction plus the first update, which pays for compilation
 or thread-pool start) on its own; the median time per update over repeated runs of
@@ -26,36 +28,101 @@ def measure_learner(learner, cfg: LearnConfig, updates_per_round: int = 128,
                     phases: bool = True, progress=None, replay=None) -> dict:
     """Time `learner` (a core.learner.Learner) with the hyperparameters of `cfg`, on
     `replay` (default: CartPole's fixture, TIMING_ROWS rows; chess passes its own)."""
+    (out,) = measure_learners([(learner, cfg)], updates_per_round, n_updates, reps, budget_s,
+                              phases, progress, replay).values()
+    if isinstance(out, Exception):
+        raise out
+    return out
+
+
+def measure_learners(pairs, updates_per_round: int = 128, n_updates: int = 256, reps: int = 7,
+                     budget_s: float = 4.0, phases: bool = True, progress=None, replay=None,
+                     warm: Optional[int] = None) -> dict:
+    """Time several learners in turns: `pairs` of (learner, cfg), each built, one update,
+    a warm-up; then turns in which every learner takes one sample (a few untimed updates,
+    `warm`, that bring its own state back into cache after the others', then `n_updates`
+    timed, then a timed round), so that a drift of the machine's speed falls on all of them
+    alike and sample k of two learners' rows are neighbours in time (their ratio is a ratio
+    of one moment). At least `reps` turns, then more until `budget_s` a learner has passed
+    or 50 turns. Returns {learner name: its measure_learner dict, or the exception that
+    stopped it} (a learner that fails leaves the turns; the others go on)."""
     replay = replay if replay is not None else fixed_replay(capacity=TIMING_ROWS, fill=TIMING_ROWS)
-    t0 = time.perf_counter()
-    impl = learner.make(cfg, replay)
-    construct_s = time.perf_counter() - t0
+    warm = max(1, n_updates // 4) if warm is None else warm
+    live, out = {}, {}
+    for learner, cfg in pairs:
+        try:
+            t0 = time.perf_counter()
+            impl = learner.make(cfg, replay)
+            construct_s = time.perf_counter() - t0
+        except Exception as e:
+            out[learner.name] = e
+            continue
+        live[learner.name] = {"learner": learner, "cfg": cfg, "impl": impl, "construct_s": construct_s,
+                              "per_update": [], "per_round": []}
     try:
-        t0 = time.perf_counter()
-        impl.learn(1)
-        impl.sync()
-        first_s = time.perf_counter() - t0
-        impl.learn(32)                       # warm-up at steady state
-        impl.sync()
-        per_update, per_round = [], []
-        deadline = time.perf_counter() + budget_s
-        while len(per_update) < reps or (time.perf_counter() < deadline and len(per_update) < 50):
-            t0 = time.perf_counter()
-            impl.learn(n_updates)
-            impl.sync()
-            per_update.append((time.perf_counter() - t0) / n_updates)
-            t0 = time.perf_counter()
-            impl.set_lr(cfg.lr)
-            impl.learn(updates_per_round)
-            impl.sync()
-            impl.weights()
-            per_round.append(time.perf_counter() - t0)
-            if progress:
-                progress(f"{learner.name}: {len(per_update)} samples, "
-                         f"{statistics.median(per_update) * 1e6:.0f} µs per update")
-        prof = profile_phases(impl, n_updates, reps) if phases and hasattr(impl, "phases") else None
+        for name, st in list(live.items()):
+            try:
+                impl = st["impl"]
+                t0 = time.perf_counter()
+                impl.learn(1)
+                impl.sync()
+                st["first_s"] = time.perf_counter() - t0
+                impl.learn(32)                       # warm-up at steady state
+                impl.sync()
+            except Exception as e:
+                out[name] = e
+                _close(live.pop(name))
+        deadline = time.perf_counter() + budget_s * max(1, len(live))
+        turns = 0
+        while live and (turns < reps or (time.perf_counter() < deadline and turns < 50)):
+            turns += 1
+            for name, st in list(live.items()):
+                impl, cfg = st["impl"], st["cfg"]
+                try:
+                    if len(live) > 1:
+                        impl.learn(warm)
+                        impl.sync()
+                    t0 = time.perf_counter()
+                    impl.learn(n_updates)
+                    impl.sync()
+                    st["per_update"].append((time.perf_counter() - t0) / n_updates)
+                    t0 = time.perf_counter()
+                    impl.set_lr(cfg.lr)
+                    impl.learn(updates_per_round)
+                    impl.sync()
+                    impl.weights()
+                    st["per_round"].append(time.perf_counter() - t0)
+                except Exception as e:
+                    out[name] = e
+                    _close(live.pop(name))
+                    continue
+                if progress:
+                    progress(f"{name}: {len(st['per_update'])} samples, "
+                             f"{statistics.median(st['per_update']) * 1e6:.0f} µs per update")
+        together = sorted(live) if len(live) > 1 else []
+        for name, st in list(live.items()):
+            try:
+                prof = (profile_phases(st["impl"], n_updates, reps)
+                        if phases and hasattr(st["impl"], "phases") else None)
+            except Exception as e:
+                out[name] = e
+                continue
+            out[name] = _row(st, prof, replay, updates_per_round, n_updates, together)
     finally:
-        impl.close()
+        for st in live.values():
+            _close(st)
+    return {learner.name: out[learner.name] for learner, _ in pairs if learner.name in out}
+
+
+def _close(st: dict) -> None:
+    try:
+        st["impl"].close()
+    except Exception:
+        pass
+
+
+def _row(st: dict, prof, replay, updates_per_round: int, n_updates: int, together: list) -> dict:
+    learner, cfg, per_update, per_round = st["learner"], st["cfg"], st["per_update"], st["per_round"]
     upd = spread(per_update)
     rnd = spread(per_round)
     flops = NetSpec(replay.spec.env, cfg.hidden).update_flops(cfg.batch_size, cfg.double)
@@ -64,12 +131,13 @@ def measure_learner(learner, cfg: LearnConfig, updates_per_round: int = 128,
         "device": cfg.device if cfg.device in ("cpu", "cuda") else learner.device, "ranks": learner.ranks, "threads": cfg.threads,
         "batch_size": cfg.batch_size, "hidden": cfg.hidden, "double": cfg.double,
         "updates_per_round": updates_per_round, "n_updates": n_updates,
-        "construct_s": construct_s, "first_update_s": first_s,
-        "startup_s": construct_s + max(0.0, first_s - upd["median"]),
+        "construct_s": st["construct_s"], "first_update_s": st["first_s"],
+        "startup_s": st["construct_s"] + max(0.0, st["first_s"] - upd["median"]),
         "update_s": upd["median"], "update_spread": upd, "update_samples_s": per_update,
         "round_s": rnd["median"], "round_spread": rnd, "round_samples_s": per_round,
         "flops_per_update": flops, "gflops": flops / upd["median"] / 1e9,
         "phase_s": prof, "replay_rows": replay.size,
+        **({"interleaved_with": together} if together else {}),
     }
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import List, Optional
 
 from report.context import fmt_time
-from report.data import fma_peak, stale, stale_mark
+from report.data import fma_peak, paired_ratio, stale, stale_mark
 
 BASE = "l4c_native_chess"
 TARGET = 4.0
@@ -52,7 +52,9 @@ def learner_roof(c, timed: List[dict]) -> str:
             parts.append(
                 f"at {threads} thread{'s' if threads > 1 else ''} (run {rid}), `{best['learner']}`"
                 f"{stale_mark(best)} is {b['update_s'] / best['update_s']:.2f}x `{BASE}` "
-                f"({fmt_time(best['update_s'])} against {fmt_time(b['update_s'])}); the layer-2 "
+                f"({fmt_time(best['update_s'])} against {fmt_time(b['update_s'])}"
+                + (f"; turn by turn, timed in turns, {pr[0]:.2f}x, IQR {pr[1]:.2f}x-{pr[2]:.2f}x"
+                   if (pr := paired_ratio(b, best)) else "") + "); the layer-2 "
                 f"products take {fmt_time(floor)} at the FMA peak ({peak / 1e9:.0f} GFLOP/s), so a "
                 f"{TARGET:g}x learner, {fmt_time(allowed)} an update, would run them at "
                 f"{floor / allowed:.0%} of that peak with all the rest of its update free"

@@ -9,6 +9,7 @@ import statistics
 from typing import List
 
 from report.context import fmt_time
+from report.data import paired_ratio
 
 SECONDS, MIN_SEEDS = 10.0, 5          # median time to 0.75 at most, over at least this many seeds
 OVER_PRACTITIONER = 300.0             # sooner than the practitioner's loop at its own recipe
@@ -80,33 +81,69 @@ def _over(c, ca, got) -> str:
             f"(every run that costed both: {ca._range(ca.cost_runs(c), keys[0], keys[i])})")
 
 
-def _learner(c) -> str:
+def _learner_run(c):
+    """(threads, run, l4c's row, the fastest other native learner's row) of the newest run
+    that timed both at the most threads l4c was timed at on this context's machine; or None."""
     timed = [r for r in c.rows("learner") if r.get("device", "cpu") == "cpu" and r.get("update_s")]
     base = [r for r in timed if r["learner"] == BASE_LEARNER]
     if not base:
-        return ""
+        return None
     threads = max(r["threads"] for r in base)
     for run in reversed([r["run_id"] for r in base if r["threads"] == threads]):
         b = next(r for r in base if r["run_id"] == run and r["threads"] == threads)
         rivals = [r for r in timed if r["run_id"] == run and r["threads"] == threads
                   and r["learner"] not in (BASE_LEARNER,) + NOT_NATIVE]
         if rivals:
-            best = min(rivals, key=lambda r: r["update_s"])
-            x = b["update_s"] / best["update_s"]
-            xs = []                                    # the same pair in every run that timed both
-            for rb in (r for r in base if r["threads"] == threads):
-                mine = [r for r in timed if r["run_id"] == rb["run_id"] and r["threads"] == threads
-                        and r["learner"] == best["learner"]]
-                if mine:
-                    xs.append(rb["update_s"] / mine[-1]["update_s"])
-            spread = (f"; in the {len(xs)} runs that timed both it ranged {min(xs):.2f}x-{max(xs):.2f}x "
-                      "(learners are timed one after another, and this machine's speed moves between "
-                      "them)" if len(xs) > 1 else "")
-            return (f"an exact learner's update >= {LEARNER_X:g}x `{BASE_LEARNER}`'s at the contract's "
-                    f"settings, same run: `{best['learner']}` {x:.2f}x at {threads} threads (run {run}), "
-                    f"{_met(x >= LEARNER_X)}{spread} (*The learner target*, in the chess learner section, "
-                    "sets it against the dense layer-2 products' FMA roof)")
-    return ""
+            return threads, run, b, min(rivals, key=lambda r: r["update_s"]), timed, base
+    return None
+
+
+def _factor(b: dict, best: dict) -> tuple:
+    """(factor, its text): turn by turn where the two were timed in turns, else the medians'."""
+    pr = paired_ratio(b, best)
+    if pr:
+        return pr[0], (f"{pr[0]:.2f}x (IQR {pr[1]:.2f}x-{pr[2]:.2f}x: {pr[3]} samples of each, taken in "
+                       "turns, each ratio of one turn)")
+    x = b["update_s"] / best["update_s"]
+    return x, f"{x:.2f}x"
+
+
+def _learner(c) -> str:
+    found = _learner_run(c)
+    if not found:
+        return ""
+    threads, run, b, best, timed, base = found
+    x, text = _factor(b, best)
+    xs, apart = [], False                              # the same pair in every run that timed both
+    for rb in (r for r in base if r["threads"] == threads):
+        mine = [r for r in timed if r["run_id"] == rb["run_id"] and r["threads"] == threads
+                and r["learner"] == best["learner"]]
+        if mine:
+            xs.append(_factor(rb, mine[-1])[0])
+            apart = apart or paired_ratio(rb, mine[-1]) is None
+    spread = (f"; in the {len(xs)} runs that timed both it ranged {min(xs):.2f}x-{max(xs):.2f}x"
+              + (" (a run that timed learners one after another, not in turns, lets this machine's "
+                 "speed move between them)" if apart else "") if len(xs) > 1 else "")
+    return (f"an exact learner's update >= {LEARNER_X:g}x `{BASE_LEARNER}`'s at the contract's "
+            f"settings, same run: `{best['learner']}` {text} at {threads} threads (run {run}), "
+            f"{_met(x >= LEARNER_X)}{spread}{_learner_elsewhere(c)} (*The learner target*, in the chess "
+            "learner section, sets it against the dense layer-2 products' FMA roof)")
+
+
+def _learner_elsewhere(c) -> str:
+    """The same factor on other CPU machines (their newest such run), each named."""
+    from core import results
+    out = []
+    for m in results.machines(c.results_dir):
+        if m["id"] == c.machine or "learner" not in m.get("kinds", ()):
+            continue
+        o = c.for_machine(m["id"])
+        found = _learner_run(o)
+        if found:
+            threads, run, b, best, _, _ = found
+            out.append(f"on {o.machine_line} (run {run}, {threads} threads): `{best['learner']}` "
+                       f"{_factor(b, best)[1]}")
+    return ("; elsewhere (another machine's rows, not this target's): " + "; ".join(out)) if out else ""
 
 
 def _off(c, run: str, key: tuple, cost: dict):
