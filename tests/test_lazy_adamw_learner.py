@@ -11,7 +11,7 @@ from core.discover import get_learner, reference_learner
 from tests.helpers import assert_equal_traces as _assert_equal_traces, chess_trace as _trace, learner_or_skip, same_weights as _same
 
 NAME = "l4e_lazy_adamw"
-LAZY = (NAME, "l4g_lazy_prefetched", "l4j_lazy_sparse")   # the learners with L4e's lazy AdamW
+LAZY = (NAME, "l4g_lazy_prefetched", "l4j_lazy_sparse", "l4k_owned_rows")   # the learners with L4e's lazy AdamW
 CHECKPOINTS = (1, 7, 50, 300)
 RECIPE = dict(hidden=128, batch_size=2048, gamma=0.9, lr=5e-4, target_period=32)
 
