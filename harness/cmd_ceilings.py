@@ -18,6 +18,11 @@ the bench, never assumed from a datasheet:
   independent chains of the widest vector fused multiply-add per thread: what the cores
   can issue at best. A hand-blocked kernel on a small problem can beat the library's
   GEMM (which pays for packing large matrices), never this.
+- exact AdamW parameter-steps: harness/probes/adamw_step.c steps 4 rows of 256 parameters
+  (in L1) over and over with LEARNER.md's AdamW step as the native learners compute it (a
+  square root and a divide a parameter): what an update that must take N such steps with
+  float32's exact results needs at least, every byte in cache (the chess learner's floor,
+  training/chess_adamw_floor.py).
 """
 from __future__ import annotations
 
@@ -135,7 +140,9 @@ def probe_fill_ws(threads, quick):
 
 PROBE_FLAGS = {"fma_peak": ["-O2", "-march=native", "-ffp-contract=fast", "-fopenmp"],
                # unrolled: at -O2 the loop's own overhead halved the L1 store rate
-               "fill_bw": ["-O3", "-funroll-loops", "-march=native", "-fopenmp"]}
+               "fill_bw": ["-O3", "-funroll-loops", "-march=native", "-fopenmp"],
+               # as the learners build: no multiply-add fused unless written as one
+               "adamw_step": ["-O2", "-march=native", "-ffp-contract=off", "-fopenmp"]}
 
 
 def build_probe(name):
@@ -176,6 +183,24 @@ def probe_fma(threads, quick):
         t, lanes, secs, flops, _ = p.stdout.split()
         samples.append(float(secs))
     return {"samples_s": samples, "flops": float(flops), "lanes": int(lanes), "how": how}, None
+
+
+def probe_adamw(threads, quick):
+    """Timed runs of the AdamW-step probe: ({samples, steps, lanes, how}, None), or (None,
+    the reason it could not run)."""
+    exe, how = build_probe("adamw_step")
+    if exe is None:
+        return None, how
+    iters = 50_000 if quick else 200_000
+    samples, steps, lanes = [], None, None
+    for _ in range(3 if quick else 5):
+        p = subprocess.run([str(exe), str(threads), str(iters)], capture_output=True, text=True,
+                           timeout=300, env=dict(os.environ, **pinned_threads(threads)))
+        if p.returncode != 0:
+            return None, f"probe exit {p.returncode}"
+        _, lanes, secs, steps, _ = p.stdout.split()
+        samples.append(float(secs))
+    return {"samples_s": samples, "steps": float(steps), "lanes": int(lanes), "how": how}, None
 
 
 def cmd_ceilings(args):
@@ -231,6 +256,20 @@ def measure(quick=False, progress=None):
                 "method": f"harness/probes/fma_peak.c: 12 independent {f['lanes']}-lane float32 "
                           f"FMA chains per thread ({f['how']})",
                 "samples_s": f["samples_s"], "quick": quick}))
+        if progress:
+            progress.note(f"exact AdamW parameter-steps, {threads} thread(s)")
+        a, why = probe_adamw(threads, quick)
+        if a is None:
+            print(f"ceilings: AdamW probe unavailable: {why}", file=sys.stderr)
+        else:
+            med = statistics.median(a["samples_s"])
+            rows.append(results.append("ceilings", {
+                "ceiling": "adamw_step", "threads": threads, "value": a["steps"] / med / 1e9,
+                "unit": "G parameter-steps/s", "lanes": a["lanes"],
+                "method": f"harness/probes/adamw_step.c: LEARNER.md's AdamW step (a square root and a "
+                          f"divide a parameter) on 4 rows of 256 float32 parameters in L1, over and over, "
+                          f"{a['lanes']} lanes, per thread ({a['how']})",
+                "samples_s": a["samples_s"], "quick": quick}))
         if progress:
             progress.note(f"memory bandwidth, {threads} thread(s)")
         b = _probe("bandwidth", threads, quick)

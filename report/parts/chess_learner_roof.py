@@ -177,3 +177,43 @@ def state_precision(c) -> str:
             "rounding to nearest leaves v where it was; and, as between L1's own forms, AdamW grows each "
             "perturbed step into a displacement. A learner that passes these checks keeps its AdamW state "
             "in float32.")
+
+
+def lazy_adamw_floor(c) -> str:
+    """The exact lazy AdamW's floor (rows chess_adamw_floor, training/chess_adamw_floor.py)
+    at the measured rate of exact AdamW parameter-steps (ceiling adamw_step), set against the
+    newest learner run's l4c and fastest native learner on the same machine: this machine's,
+    or where it lacks any of them, the machine that has all three, named."""
+    from core import results
+    from report.data import ceiling_runs
+    from report.parts.chess_seconds_targets import _learner_run
+    ctxs = [c] + [c.for_machine(m["id"]) for m in results.machines(c.results_dir)
+                  if m["id"] != c.machine and "chess_adamw_floor" in m.get("kinds", ())]
+    for o in ctxs:
+        floors = [r for r in o.rows("chess_adamw_floor") if r.get("hidden") == 256 and r.get("batch_size") == 64]
+        found = _learner_run(o)
+        if not floors or not found:
+            continue
+        threads, run, b, best, _, _ = found
+        rates = [r for (name, t, _), rs in ceiling_runs(o).items() if name == "adamw_step" and t == threads
+                 for r in rs]
+        if not rates:
+            continue
+        f, rate = floors[-1], max(r["value"] for r in rates) * 1e9
+        need = f["param_steps_per_update"] / rate
+        allowed = b["update_s"] / TARGET
+        where = "" if o is c else f" On {o.machine_line}:"
+        return (f"**The exact lazy AdamW's floor** (`python -m training.chess_adamw_floor --record`, run "
+                f"{f['run_id']}{stale_mark(f)}).{where} a learner whose weights equal L4c's takes every "
+                f"AdamW step L4c takes, a square root and a divide a parameter, on every row whose state "
+                f"is not zero: `{f['learner']}` takes {f['param_steps_per_update']:,.0f} parameter-steps an "
+                f"update at the contract's settings against L4c's {f['params']:,} "
+                f"({f['params'] / f['param_steps_per_update']:.1f}x fewer) and moves "
+                f"{f['bytes_per_update'] / 1e6:.1f} MB of its state against "
+                f"{f['l4c_bytes_per_update'] / 1e6:.1f} MB. At the machine's measured rate of such steps "
+                f"in cache ({rate / 1e9:.2f} G a second at {threads} threads, ceiling `adamw_step`) they "
+                f"take {fmt_time(need)}: {need / allowed:.0%} of the {fmt_time(allowed)} a {TARGET:g}x "
+                f"learner has (`{BASE}` {fmt_time(b['update_s'])} in run {run}), before any byte is "
+                f"fetched or any product computed; `{best['learner']}`'s whole update takes "
+                f"{fmt_time(best['update_s'])}, {need / best['update_s']:.0%} of it these steps' arithmetic.")
+    return ""
