@@ -50,6 +50,9 @@ def test_the_reports_floor_is_steps_over_the_rate_against_a_quarter_of_l4c(tmp_p
     monkeypatch.setattr(results, "RUN_ID", "run-x")
     results.append("ceilings", {"ceiling": "adamw_step", "threads": 2, "value": 2.0, "unit": "G parameter-steps/s",
                                 "method": "test", "samples_s": [1.0]}, directory=tmp_path)
+    results.append("ceilings", {"ceiling": "bandwidth_fill_ws", "threads": 2, "working_set_bytes": 6 << 20,
+                                "value": 10.0, "unit": "GB/s", "method": "test", "samples_s": [1.0]},
+                   directory=tmp_path)
     for name, s in (("l4c_native_chess", 1e-3), ("l4k_owned_rows", 5e-4)):
         results.append("learner", {"workload": "chess", "learner": name, "number": "4", "threads": 2, "device": "cpu",
                                    "update_s": s, "update_spread": {"median": s, "q1": s, "q3": s}},
@@ -61,3 +64,4 @@ def test_the_reports_floor_is_steps_over_the_rate_against_a_quarter_of_l4c(tmp_p
     need_us = f["param_steps_per_update"] / 2e9 * 1e6
     assert f"{f['param_steps_per_update']:,.0f} parameter-steps" in text
     assert f"{need_us / 250:.0%} of the 250 µs a 4x learner has" in text, text
+    assert f"into a 6.0 MiB buffer (10 GB/s" in text and f"{f['bytes_per_update'] / 10e9 / 250e-6:.0%} of it" in text

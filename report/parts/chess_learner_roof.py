@@ -202,6 +202,18 @@ def lazy_adamw_floor(c) -> str:
         f, rate = floors[-1], max(r["value"] for r in rates) * 1e9
         need = f["param_steps_per_update"] / rate
         allowed = b["update_s"] / TARGET
+        fills = {}
+        for (name, t, ws), rs in ceiling_runs(o).items():
+            if name == "bandwidth_fill_ws" and t == threads and ws:
+                fills[ws] = max(r["value"] for r in rs)
+        ws = max(fills) if fills else None          # the largest batch-sized buffer: past L1 and L2
+        moved = (f" The bytes bound it too: at the machine's write rate into a {ws / 2 ** 20:.1f} MiB "
+                 f"buffer ({fills[ws]:.0f} GB/s at {threads} threads, ceiling `bandwidth_fill_ws`), "
+                 f"those {f['bytes_per_update'] / 1e6:.1f} MB take {fmt_time(f['bytes_per_update'] / (fills[ws] * 1e9))}, "
+                 f"{f['bytes_per_update'] / (fills[ws] * 1e9) / allowed:.0%} of it; and with the square "
+                 "root and the divide replaced by estimates refined by Newton steps (all multiplies and "
+                 "adds), the catch-ups took as long in development: the rows' bytes, not the divider, "
+                 "are what they wait for (learners/l4k_owned_rows/NOTES.md)." if ws else "")
         where = "" if o is c else f" On {o.machine_line}:"
         return (f"**The exact lazy AdamW's floor** (`python -m training.chess_adamw_floor --record`, run "
                 f"{f['run_id']}{stale_mark(f)}).{where} a learner whose weights equal L4c's takes every "
@@ -215,5 +227,6 @@ def lazy_adamw_floor(c) -> str:
                 f"take {fmt_time(need)}: {need / allowed:.0%} of the {fmt_time(allowed)} a {TARGET:g}x "
                 f"learner has (`{BASE}` {fmt_time(b['update_s'])} in run {run}), before any byte is "
                 f"fetched or any product computed; `{best['learner']}`'s whole update takes "
-                f"{fmt_time(best['update_s'])}, {need / best['update_s']:.0%} of it these steps' arithmetic.")
+                f"{fmt_time(best['update_s'])}, {need / best['update_s']:.0%} of it these steps' arithmetic."
+                + moved)
     return ""
