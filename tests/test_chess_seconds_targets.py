@@ -178,3 +178,44 @@ def test_the_learner_target_gives_its_factor_in_every_run_that_timed_both(tmp_pa
     x = got[">= 4x `l4c_native_chess`'s"]
     assert "`l4e_lazy_adamw` 2.00x" in x and "in the 2 runs that timed both it ranged 2.00x-3.00x" in x
     assert "**not met**" in x
+
+
+def test_another_machines_ladder_gets_its_own_paragraph_named_and_without_a1_no_chain(tmp_path):
+    """Rows of a second machine: the report's machine keeps its paragraph as it was; the other
+    machine's gets one of its own, from its rows alone, named; without a run that trained
+    the first recipe there, the factor over the practitioner's loop is not estimated (its
+    rounds are the practitioner's), and the estimates still are."""
+    import json
+    from core.machine import machine_id
+    from report.context import Context
+    from report.sections import chess_algorithms as ca
+    d = tmp_path / "res"
+    _ladder(d, [8.0, 8.2, 7.8, 8.1, 7.9], learner_x=(1.0, 0.2))
+    (main,) = [p for p in d.iterdir() if p.is_dir()]
+    before = ca.knobs(Context(results_dir=d, report_dir=tmp_path / "r0", machine=main.name).for_workload("chess"))
+    src = tmp_path / "src"
+    _cost(src, "a8_48_units", *FAST, 0.03)
+    _seeds(src, "a8_48_units", FAST[1], 300, [9.0] * 5, COST)
+    _learner(src, "l4c_native_chess", 1e-3)
+    _learner(src, "l4e_lazy_adamw", 0.5e-3)
+    (s,) = [p for p in src.iterdir() if p.is_dir()]
+    other = None
+    for f in s.glob("*.jsonl"):
+        rows = [json.loads(x) for x in f.read_text().splitlines()]
+        for r in rows:
+            r["provenance"]["machine"]["cpu"] = "Test CPU Other"
+        other = machine_id(rows[0]["provenance"]["machine"])
+        (d / other).mkdir(exist_ok=True)
+        (d / other / f.name).write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (d / other / "machine.json").write_text(json.dumps({**rows[0]["provenance"]["machine"], "id": other}))
+    text = ca.knobs(Context(results_dir=d, report_dir=tmp_path / "r1", machine=main.name).for_workload("chess"))
+    lines = [x for x in text.splitlines() if x.startswith("**Chess in seconds, its targets**")]
+    assert len(lines) == 2
+    # the report's machine's paragraph: as before, but for the other machine's learner factor, named
+    i = lines[0].index("; elsewhere (another machine's rows, not this target's): on Test CPU Other")
+    j = lines[0].index(" (*The learner target*", i)
+    assert lines[0][:i] + lines[0][j:] in before and "2.00x" in lines[0][i:j]
+    assert "Test CPU Other" in lines[1] and f"results/{other}/" in lines[1]
+    assert "9 s" in lines[1] and "**met**" in lines[1].split(";")[0]
+    assert "not estimated here (no run trained `a1_today`" in lines[1]
+    assert "2.00x" in lines[1] and "each estimate within 10%" in lines[1]

@@ -81,6 +81,18 @@ def _over(c, ca, got) -> str:
             f"(every run that costed both: {ca._range(ca.cost_runs(c), keys[0], keys[i])})")
 
 
+def _no_chain(c, ca) -> str:
+    """The factor over the practitioner's loop where it cannot be estimated: the first
+    recipe's rounds to 0.75 were never measured on this machine."""
+    from training import chess_algorithm as calg
+    first = calg.algorithms()[0].name
+    if first in ca.ladder_runs(c):
+        return ""
+    return (f">= {OVER_PRACTITIONER:g}x sooner than the practitioner's loop at its own recipe: not "
+            f"estimated here (no run trained `{first}` to 0.75 on this machine: its rounds are the "
+            "practitioner's loop's)")
+
+
 def _learner_run(c):
     """(threads, run, l4c's row, the fastest other native learner's row) of the newest run
     that timed both at the most threads l4c was timed at on this context's machine; or None."""
@@ -108,7 +120,7 @@ def _factor(b: dict, best: dict) -> tuple:
     return x, f"{x:.2f}x"
 
 
-def _learner(c) -> str:
+def _learner(c, elsewhere: bool = True) -> str:
     found = _learner_run(c)
     if not found:
         return ""
@@ -126,7 +138,7 @@ def _learner(c) -> str:
                  "speed move between them)" if apart else "") if len(xs) > 1 else "")
     return (f"an exact learner's update >= {LEARNER_X:g}x `{BASE_LEARNER}`'s at the contract's "
             f"settings, same run: `{best['learner']}` {text} at {threads} threads (run {run}), "
-            f"{_met(x >= LEARNER_X)}{spread}{_learner_elsewhere(c)} (*The learner target*, in the chess "
+            f"{_met(x >= LEARNER_X)}{spread}{_learner_elsewhere(c) if elsewhere else ''} (*The learner target*, in the chess "
             "learner section, sets it against the dense layer-2 products' FMA roof)")
 
 
@@ -158,8 +170,7 @@ def _off(c, run: str, key: tuple, cost: dict):
             statistics.median(r["time_to_criterion_s"] for r in same), len(same))
 
 
-def _estimates(c, ca, got) -> List[str]:
-    crun, _, _, _ = got
+def _estimates(c, ca, crun) -> List[str]:
     runs = ca.cost_runs(c)
     out = []
     for key, cost in runs.get(crun, {}).items():
@@ -183,14 +194,33 @@ def _estimates(c, ca, got) -> List[str]:
     return out
 
 
-def seconds_targets(c, got) -> str:
-    """One paragraph: each target, met or not (got: chess_algorithms.knob_chain(c))."""
+def seconds_targets(c, got, where: str = "") -> str:
+    """One paragraph: each target, met or not (got: chess_algorithms.knob_chain(c)); `where`
+    names another machine than the report's (its paragraph then leaves out the others')."""
     from report.parts import chess_ladder_data as ca
-    parts = [p for p in (_time(c, ca), _stretch(c, ca), _over(c, ca, got), _learner(c)) if p]
-    est = _estimates(c, ca, got)
+    parts = [p for p in (_time(c, ca), _stretch(c, ca), _over(c, ca, got) if got else _no_chain(c, ca),
+                         _learner(c, elsewhere=not where)) if p]
+    crun = got[0] if got else ca.cost_run(c)[0]
+    est = _estimates(c, ca, crun) if crun else []
     if est:
         parts.append(f"each estimate within {100 * ESTIMATE_OFF:.0f}% of the complete runs of its cost run "
-                     f"(run {got[0]}; median rounds x cost a round against the median time): " + "; ".join(est))
+                     f"(run {crun}; median rounds x cost a round against the median time): " + "; ".join(est))
     if not parts:
         return ""
-    return "**Chess in seconds, its targets** (the machine above, 2 cores): " + "; ".join(parts) + "."
+    return (f"**Chess in seconds, its targets** ({where or 'the machine above'}, 2 cores): "
+            + "; ".join(parts) + ".")
+
+
+def seconds_targets_elsewhere(c, knob_chain) -> List[str]:
+    """The same paragraph for each other machine whose rows hold a chess ladder run, each
+    from that machine's rows alone, named."""
+    from core import results
+    out = []
+    for m in results.machines(c.results_dir):
+        if m["id"] == c.machine or "chess_algorithm" not in m.get("kinds", ()):
+            continue
+        o = c.for_machine(m["id"])
+        text = seconds_targets(o, knob_chain(o), where=f"on {o.machine_line}, results/{o.machine}/")
+        if text:
+            out.append(text)
+    return out

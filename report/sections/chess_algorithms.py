@@ -17,7 +17,7 @@ from report.context import fmt_si, md_table
 from report.parts.chess_ladder_data import (PRACTITIONER, _range, _s, _same_run, _stats, cost_run,  # noqa: F401
                                             cost_runs, ladder_pair, ladder_runs, learner_runs,
                                             medians_by_run)
-from report.parts.chess_seconds_targets import seconds_targets
+from report.parts.chess_seconds_targets import seconds_targets, seconds_targets_elsewhere
 
 WORKLOAD = "chess"
 
@@ -100,8 +100,9 @@ def knob_chain(c):
     from training import chess_algorithm as calg
     runs = ladder_runs(c)
     crun, costs = cost_run(c)
-    names = [a.name for a in calg.algorithms() if a.name in runs]
-    if not names or not crun:
+    every = [a.name for a in calg.algorithms()]
+    names = [n for n in every if n in runs]
+    if not names or not crun or names[0] != every[0]:     # the chain starts at the first recipe's rounds
         return None
     first = names[0]
     s1 = _stats(runs[first])
@@ -166,7 +167,7 @@ def knobs(c, level: str = "###") -> str:
                         "This step", "This step, every run", "Since the practitioner's loop",
                         "Since, every run"], body)
             + f"\n\n![What each knob bought, for chess]({fig})\n"
-            + "".join(f"\n{t}\n" for t in [seconds_targets(c, got)] if t))
+            + "".join(f"\n{t}\n" for t in [seconds_targets(c, got)] + seconds_targets_elsewhere(c, knob_chain) if t))
 
 
 def knob_figure(c, chain) -> str:
