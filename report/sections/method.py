@@ -117,7 +117,11 @@ def render(ctx):
         "call) is reported apart. A learner's update (training/cost.py, `measure_learner`): built, one "
         "update, a warm-up, then samples of several updates each (`n_updates` in its row), at least "
         f"{_defaults(measure_learner)['reps']} of them within a budget; its time is the median sample "
-        "over its updates. A training run's time is its training loop's wall "
+        "over its updates. The learner stage times the learners of one thread count in turns "
+        "(`measure_learners`): each turn, every learner takes a few untimed updates (its own state "
+        "back in cache after the others') and then its sample, so sample k of two learners are "
+        "neighbours in time, and a factor between two learners of such a run is read turn by turn "
+        "where the text says so. A training run's time is its training loop's wall "
         "clock, start-up and scoring apart, and its spread is over seeds.",
         "",
         "**Which rows.** Each table takes this machine's rows only, never a quick run's: the newest "
