@@ -167,40 +167,34 @@ def build_probe(name):
     return exe, line
 
 
-def probe_fma(threads, quick):
-    """Timed runs of the FMA probe with `threads` threads: ({samples, flops, ...}, None),
-    or (None, the reason it could not run)."""
-    exe, how = build_probe("fma_peak")
+def _timed_probe(name, threads, iters, quick):
+    """Timed runs of probe NAME (it prints `<threads> <lanes> <seconds> <work> <sink>`) with
+    `threads` threads: ({samples_s, work, lanes, how}, None), or (None, the reason it could
+    not run)."""
+    exe, how = build_probe(name)
     if exe is None:
         return None, how
-    iters = 50_000_000 if quick else 200_000_000
-    samples, lanes = [], None
+    samples, work, lanes = [], None, None
     for _ in range(3 if quick else 5):
         p = subprocess.run([str(exe), str(threads), str(iters)], capture_output=True, text=True,
                            timeout=300, env=dict(os.environ, **pinned_threads(threads)))
         if p.returncode != 0:
             return None, f"probe exit {p.returncode}"
-        t, lanes, secs, flops, _ = p.stdout.split()
+        _, lanes, secs, work, _ = p.stdout.split()
         samples.append(float(secs))
-    return {"samples_s": samples, "flops": float(flops), "lanes": int(lanes), "how": how}, None
+    return {"samples_s": samples, "work": float(work), "lanes": int(lanes), "how": how}, None
+
+
+def probe_fma(threads, quick):
+    """The FMA probe: ({samples_s, flops, lanes, how}, None), or (None, why not)."""
+    f, why = _timed_probe("fma_peak", threads, 50_000_000 if quick else 200_000_000, quick)
+    return ({**f, "flops": f["work"]}, None) if f else (None, why)
 
 
 def probe_adamw(threads, quick):
-    """Timed runs of the AdamW-step probe: ({samples, steps, lanes, how}, None), or (None,
-    the reason it could not run)."""
-    exe, how = build_probe("adamw_step")
-    if exe is None:
-        return None, how
-    iters = 50_000 if quick else 200_000
-    samples, steps, lanes = [], None, None
-    for _ in range(3 if quick else 5):
-        p = subprocess.run([str(exe), str(threads), str(iters)], capture_output=True, text=True,
-                           timeout=300, env=dict(os.environ, **pinned_threads(threads)))
-        if p.returncode != 0:
-            return None, f"probe exit {p.returncode}"
-        _, lanes, secs, steps, _ = p.stdout.split()
-        samples.append(float(secs))
-    return {"samples_s": samples, "steps": float(steps), "lanes": int(lanes), "how": how}, None
+    """The AdamW-step probe: ({samples_s, steps, lanes, how}, None), or (None, why not)."""
+    a, why = _timed_probe("adamw_step", threads, 50_000 if quick else 200_000, quick)
+    return ({**a, "steps": a["work"]}, None) if a else (None, why)
 
 
 def cmd_ceilings(args):
