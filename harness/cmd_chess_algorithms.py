@@ -178,11 +178,26 @@ def _load() -> float:
         return float("nan")
 
 
+def _trainer(a):
+    """The recipe's training loop: its own `trainer` (e.g. training/chess_overlap.py's
+    side-by-side rounds) or training/chess.py's train()."""
+    from training.chess import train
+    own = getattr(a, "trainer", None)
+    return own() if callable(own) else train
+
+
+def _side_by_side(r: dict) -> dict:
+    """A side-by-side loop's split of the cores and its generator's own time, for the row."""
+    if not r.get("side_by_side"):
+        return {}
+    return {"side_by_side": r["side_by_side"], "round_gen_busy_s": r["round_gen_busy_s"]}
+
+
 def cost_run(a, settings, version, learner, args, quick, note, repeat: int = 0) -> dict:
     """The recipe's cost per round on a pair: the first ROUNDS_COST rounds of its training.
     repeat k > 0: the k-th cost run of the same pair and recipe in this run (before seed k;
     the report takes the median over a run's repeats)."""
-    from training.chess import ChessTrainConfig, train
+    from training.chess import ChessTrainConfig
     threads, workers = _threads(version, learner, args)
     rounds = QUICK_ROUNDS_COST if quick else ROUNDS_COST
     cfg = ChessTrainConfig(**{**settings, "version": version, "learner": learner, "threads": threads,
@@ -191,7 +206,7 @@ def cost_run(a, settings, version, learner, args, quick, note, repeat: int = 0) 
     crit = _criterion(args)
     note(f"{a.name}: cost of a round on {version} x {learner}")
     load0 = _load()
-    r = train(cfg)
+    r = _trainer(a)(cfg)
     row = {"workload": "chess", "algorithm": a.name, "version": version, "learner": learner,
            "threads": threads, "workers": workers, "settings": settings, "rounds": r["rounds"],
            "round_gen_s": r["round_gen_s"], "round_store_s": r["round_store_s"],
@@ -199,7 +214,8 @@ def cost_run(a, settings, version, learner, args, quick, note, repeat: int = 0) 
            "round_s": r["round_gen_s"]["median"] + r["round_store_s"]["median"] + r["round_learn_s"]["median"],
            # what a round costs in a sum of rounds: the cost run's time over its rounds
            "train_s": r["train_s"], "round_mean_s": r["train_s"] / max(1, r["rounds"]),
-           "load_before": load0, "load_after": _load(), "criterion": crit, **_hashes(a, version, learner)}
+           "load_before": load0, "load_after": _load(), "criterion": crit, **_side_by_side(r),
+           **_hashes(a, version, learner)}
     if repeat:
         row["repeat"] = repeat
     if not args.no_record:
@@ -287,14 +303,13 @@ def _train(a, settings, common, s, budget, args, note, quick) -> int:
     """One seed of a recipe on a verified pair, to the criterion or the budget: 1 if it
     failed to reach it (quick runs never fail)."""
     from core.spec import NetSpec
-    from training.chess import train
     from versions.chess.common.spec import CHESS
     learner = common["learner"]
     cfg = _config(settings, common["version"], learner, budget, args)
     fpu = NetSpec(CHESS, cfg.hidden).update_flops(cfg.batch_size, cfg.double)
     every = max(1, EVAL_TRANSITIONS // (cfg.envs * cfg.steps))
     load0 = _load()
-    r = train(replace(cfg, seed=s, eval_every=every), progress=lambda t: note(f"{a.name} seed {s}: {t}"))
+    r = _trainer(a)(replace(cfg, seed=s, eval_every=every), progress=lambda t: note(f"{a.name} seed {s}: {t}"))
     reached = next((p for p in r["curve"] if p["score"] >= cfg.criterion), None)
     row = {**common, "seed": s, "eval_every": every, "rounds": r["rounds"], "updates": r["updates"],
            "transitions": r["transitions"], "reached": r["reached"],
@@ -307,7 +322,7 @@ def _train(a, settings, common, s, budget, args, note, quick) -> int:
            "round_gen_s": r["round_gen_s"], "round_learn_s": r["round_learn_s"],
            "curve": [{k: p[k] for k in ("round", "updates", "train_s", "score", "wins", "draws", "losses")}
                      for p in r["curve"]],
-           "load_before": load0, "load_after": _load()}
+           "load_before": load0, "load_after": _load(), **_side_by_side(r)}
     if not args.no_record:
         results.append("chess_algorithm", row, quick=quick)
     t = f"{r['time_to_criterion_s']:.2f} s" if r["reached"] else f"NOT within {budget:g} s"

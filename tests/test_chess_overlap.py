@@ -1,0 +1,94 @@
+"""training/chess_overlap.py: rounds played beside the updates. The side-by-side run equals
+the same schedule run in turn (the policy one round behind), differs from training/chess.py's
+train() once the weights matter, splits the cores, and its round's parts sum to its time;
+the ladder's command trains a recipe that brings its own loop with that loop."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from core.discover import get_rung
+from tests.conftest import ROOT
+
+RUNG = "v5c_blocked_sparse"
+
+
+def _cfg(**kw):
+    from training.chess import ChessTrainConfig
+    if get_rung(RUNG, "chess").unavailable_reason():
+        pytest.skip(get_rung(RUNG, "chess").unavailable_reason())
+    base = dict(version=RUNG, learner="l4c_native_chess", hidden=16, batch_size=64, envs=32, steps=4,
+                learning_starts=128, updates_per_round=2, eps_decay_rounds=3, eps_end=0.0,
+                max_rounds=6, eval_every=0, seed=4, threads=2, workers=2)
+    return ChessTrainConfig(**{**base, **kw})
+
+
+def test_side_by_side_equals_the_same_schedule_in_turn():
+    from training.chess import same_trajectory
+    from training.chess_overlap import train_overlapped
+    a = train_overlapped(_cfg(), record_batches=6)
+    b = train_overlapped(_cfg(), record_batches=6, overlap=False)
+    assert a["side_by_side"] == {"overlap": True, "learner_threads": 1, "gen_workers": 1}
+    assert b["side_by_side"]["overlap"] is False
+    assert a["rounds"] == b["rounds"] == 6 and a["updates"] == b["updates"] == 2 * 6
+    assert same_trajectory(a, b, loss_rtol=0.0) == []
+    assert any(t["losses"] is not None for t in a["trace"])
+
+
+def test_the_policy_plays_one_round_behind_training_in_turn():
+    """Round 0 plays the initial weights in both loops. Learning starts at round 0 here, so
+    train()'s round 1 plays the weights after round 0's updates, while the side-by-side round
+    1 was played during them, with the initial weights: the actions part at round 1."""
+    from training.chess import same_trajectory, train
+    from training.chess_overlap import train_overlapped
+    cfg = _cfg(max_rounds=8, learning_starts=64, lr=3e-3)
+    a = train_overlapped(cfg, record_batches=8)
+    b = train(cfg, record_batches=8)
+    assert same_trajectory({"trace": a["trace"][:1]}, {"trace": b["trace"][:1]}) == []
+    why = same_trajectory(a, b)
+    assert why and why[0].startswith("round 1: the actions differ")
+
+
+def test_a_rounds_parts_sum_to_its_time_and_the_cores_are_halved():
+    from training.chess_overlap import halves, train_overlapped
+    r = train_overlapped(_cfg(max_rounds=4))
+    assert r["train_s"] == pytest.approx(r["gen_s"] + r["store_s"] + r["learn_s"])
+    assert r["round_gen_busy_s"]["n"] == 4 and r["round_gen_busy_s"]["median"] > 0
+    assert (halves(_cfg(threads=1, workers=1)).threads, halves(_cfg(threads=1, workers=1)).workers) == (1, 1)
+    assert (halves(_cfg(threads=4, workers=3)).threads, halves(_cfg(threads=4, workers=3)).workers) == (2, 1)
+
+
+def test_a_stopped_run_leaves_no_actor_thread():
+    import threading
+    from training.chess_overlap import train_overlapped
+    before = {t.name for t in threading.enumerate()}
+    r = train_overlapped(_cfg(max_rounds=50, budget_s=1e-3))
+    assert r["rounds"] == 1
+    assert not [t for t in threading.enumerate() if t.name.startswith("chess-actor") and t.name not in before]
+
+
+def test_the_ladder_trains_a_side_by_side_recipe_with_its_own_loop(tmp_path):
+    from harness.cmd_chess_algorithms import _trainer
+    from training.chess import train
+    from training.chess_algorithm import algorithms
+    from training.chess_overlap import train_overlapped
+    by = {a.name: a for a in algorithms()}
+    assert _trainer(by["a9_side_by_side"]) is train_overlapped and _trainer(by["a8_48_units"]) is train
+    env = dict(os.environ, STUDY_RESULTS_DIR=str(tmp_path), OMP_NUM_THREADS="1")
+    cmd = [sys.executable, "-m", "harness", "algorithms", "--workload", "chess", "--algorithm",
+           "a9_side_by_side", "--set", "envs=16", "--set", "batch_size=128", "--quick", "--budget", "2",
+           "--threads", "2", "--learner", "l4h_balanced_back1"]
+    r = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    (d,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    cost, runs = ([json.loads(x) for x in (d / "quick" / f"{k}.jsonl").read_text().splitlines()]
+                  for k in ("chess_algorithm_cost", "chess_algorithm"))
+    for row in cost + runs:
+        assert row["side_by_side"]["overlap"] is True and row["side_by_side"]["learner_threads"] == 1
+        assert row["round_gen_busy_s"]["median"] > 0
+    assert runs[0]["learner_check"]["status"] == "passed" and runs[0]["rounds"] >= 1

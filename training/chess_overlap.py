@@ -1,0 +1,144 @@
+"""Chess training with acting and learning side by side: round k + 1's games are played while
+round k's updates run, each on half of the cores.
+
+training/chess.py's round is generate -> store -> learn -> push weights, one after another,
+each phase on every core. Here, after round k's transitions are stored, round k + 1's games
+start on a second thread with the weights the generator already holds (those after round
+k - 1's updates) while round k's U updates run; both native calls release the GIL. So the
+policy that plays is one round behind the learner (4 updates at a8's settings), the lag
+that asynchronous actors have in Ape-X (Horgan et al. 2018) or IMPALA (Espeholt et al. 2018);
+everything else (the replay, the minibatches, the update, epsilon by round, the scorings)
+is training/chess.py's. With `overlap=False` the same schedule runs in turn, which a test
+holds equal to the overlapped run, action for action and loss for loss.
+
+The cores are split: the learner takes half of `threads` and the generator half of
+`workers` (at least one each), so that on 2 cores each has one, never two threads on one.
+A round's wall time is its store, its learning (the updates and the weights out) and the
+part of its generation that learning did not hide (plus pushing the weights): the three
+parts `round_store_s`, `round_learn_s` and `round_gen_s` sum to it, as in training/chess.py,
+and `round_gen_busy_s` is the generator thread's own time."""
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from typing import Callable, Optional
+
+import numpy as np
+
+from core.api import GenConfig
+
+from .chess import EVAL_SEED_OFFSET, ChessNStep, ChessTrainConfig, _spread, chess_learner, chess_rung, evaluate
+from .chess_algorithm import ChessAlgorithm
+
+
+def halves(cfg: ChessTrainConfig) -> ChessTrainConfig:
+    """The learner's threads and the generator's workers when the two run side by side."""
+    return replace(cfg, threads=max(1, cfg.threads // 2), workers=max(1, cfg.workers // 2))
+
+
+def train_overlapped(cfg: ChessTrainConfig, progress: Callable[[str], None] = None,
+                     on_eval: Callable[[dict], None] = None, record_batches: int = 0,
+                     overlap: bool = True) -> dict:
+    """One training run, as training/chess.py's train() returns it (plus `round_gen_busy_s`
+    and `side_by_side`), with each round's games played one round ahead of its updates."""
+    from versions.chess.common.learn import ChessReplay
+    from versions.chess.common.net import init_weights
+    cfg = halves(cfg.check())
+    note = progress or (lambda s: None)
+    rung, lr = chess_rung(cfg.version), chess_learner(cfg.learner)
+    rung.check_workers(cfg.workers, cfg.envs)
+    t0 = time.perf_counter()
+    replay = ChessReplay(cfg.buffer_size)
+    learner = lr.make(cfg.learner_config(), replay)
+    nstep = ChessNStep(cfg.n_step, cfg.gamma)
+    gen = rung.make_generator(GenConfig(n_envs=cfg.envs, seed=cfg.seed, policy="egreedy", workers=cfg.workers,
+                                        epsilon=cfg.epsilon(0), weights=init_weights(cfg.seed, cfg.hidden)))
+    pool = ThreadPoolExecutor(1, thread_name_prefix="chess-actor") if overlap else None
+    startup_s = time.perf_counter() - t0
+
+    def play():
+        t = time.perf_counter()
+        b = gen.generate(cfg.steps)
+        return b, time.perf_counter() - t
+
+    gen_s, store_s, learn_s, busy_s, eval_s = [], [], [], [], 0.0
+    curve, trace = [], []
+    eval_seed = EVAL_SEED_OFFSET + cfg.seed
+    best = None
+    try:
+        batch, first = play()                             # round 0: nothing to learn beside it
+        gen.set_epsilon(cfg.epsilon(1))
+        for k in range(cfg.max_rounds):
+            t = time.perf_counter()
+            replay.add(nstep(batch))
+            t1 = time.perf_counter()
+            actions = batch["action"].copy() if k < record_batches else None
+            # round k + 1, with the weights of round k - 1 (the generator may reuse the arrays
+            # it returned: round k's were copied above, into the replay and the trace)
+            ahead = pool.submit(play) if overlap else None
+            losses = None
+            if replay.size >= max(cfg.learning_starts, cfg.batch_size):
+                losses = np.zeros(cfg.updates_per_round, np.float32)
+                learner.learn(cfg.updates_per_round, losses if k < record_batches else None)
+                learner.sync()
+            w = learner.weights()
+            t2 = time.perf_counter()
+            if k < record_batches:
+                trace.append({"action": actions, "losses": losses})
+            batch, busy = ahead.result() if overlap else play()
+            t3 = time.perf_counter()
+            gen.set_weights(w)
+            gen.set_epsilon(cfg.epsilon(k + 2))
+            t4 = time.perf_counter()
+            store_s.append(t1 - t)
+            learn_s.append(t2 - t1)
+            # generation's unhidden part (in turn: all of it) and the push; round 0's own games
+            gen_s.append((t3 - t2) + (t4 - t3) + (first if k == 0 else 0.0))
+            busy_s.append(busy)
+            spent = sum(gen_s) + sum(store_s) + sum(learn_s)
+            out_of_time = bool(cfg.budget_s) and spent >= cfg.budget_s
+            last = k + 1 == cfg.max_rounds or out_of_time
+            if cfg.eval_every and ((k + 1) % cfg.eval_every == 0 or last):
+                te = time.perf_counter()
+                ev = evaluate(cfg.version, w, cfg.eval_games, eval_seed, workers=cfg.workers)
+                eval_s += time.perf_counter() - te
+                point = {"round": k + 1, "updates": learner.updates, "train_s": spent, **ev}
+                curve.append(point)
+                if on_eval:
+                    on_eval(point)
+                note(f"{cfg.version} x {cfg.learner} seed {cfg.seed} (side by side): round {k + 1}, "
+                     f"score {ev['score']:.3f} ({ev['wins']}-{ev['draws']}-{ev['losses']})")
+                if best is None or ev["score"] > best["score"]:
+                    best = point
+                if ev["score"] >= cfg.criterion:
+                    break
+            if out_of_time:
+                break
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True)                      # a round's games still playing end first
+        gen.close()
+        learner.close()
+    reached = next((p for p in curve if p["score"] >= cfg.criterion), None)
+    train_s = sum(gen_s) + sum(store_s) + sum(learn_s)
+    return {"config": cfg.to_dict(), "rounds": len(gen_s), "updates": learner.updates,
+            "transitions": len(gen_s) * cfg.envs * cfg.steps, "startup_s": startup_s,
+            "train_s": train_s, "eval_s": eval_s, "gen_s": sum(gen_s), "store_s": sum(store_s),
+            "learn_s": sum(learn_s), "round_gen_s": _spread(gen_s), "round_store_s": _spread(store_s),
+            "round_learn_s": _spread(learn_s[-max(1, len(learn_s) // 2):]),
+            "round_gen_busy_s": _spread(busy_s),
+            "side_by_side": {"overlap": overlap, "learner_threads": cfg.threads, "gen_workers": cfg.workers},
+            "reached": reached is not None,
+            "time_to_criterion_s": reached["train_s"] if reached else None,
+            "best_score": best["score"] if best else None, "curve": curve,
+            "trace": trace if record_batches else None}
+
+
+@dataclass(frozen=True)
+class SideBySideRecipe(ChessAlgorithm):
+    """A chess recipe trained by train_overlapped (the harness asks a recipe for its
+    `trainer`; training/chess.py's train() where it has none)."""
+
+    def trainer(self):
+        return train_overlapped
