@@ -240,7 +240,9 @@ def chess_algorithm_block(ctx, name: str) -> Optional[str]:
     from report.sections import chess_algorithms as ca
     runs = ca.ladder_runs(ctx)
     if name not in runs:
-        return None
+        from report.parts.recipe_elsewhere import chess_recipe_lines
+        other = chess_recipe_lines(ctx, name)
+        return "\n".join([f"Not measured on {ctx.machine_line}, the report's machine."] + other) if other else None
     rows = runs[name]
     s, r = ca._stats(rows), rows[0]
     if r.get("error"):

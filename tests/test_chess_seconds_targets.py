@@ -219,3 +219,46 @@ def test_another_machines_ladder_gets_its_own_paragraph_named_and_without_a1_no_
     assert "9 s" in lines[1] and "**met**" in lines[1].split(";")[0]
     assert "not estimated here (no run trained `a1_today`" in lines[1]
     assert "2.00x" in lines[1] and "each estimate within 10%" in lines[1]
+
+
+def test_a_recipe_measured_only_on_another_machine_says_so_in_its_notes(tmp_path):
+    """A chess recipe with rows on another machine alone: its NOTES block names the report's
+    machine as not measuring it, then the other machine's ladder run (time and rounds to
+    0.75) and its newest run to a higher score, with the split of a side-by-side loop."""
+    import json
+    from core.machine import machine_id
+    from report.context import Context
+    from report.notes import chess_algorithm_block
+    d = tmp_path / "res"
+    _ladder(d, [8.0] * 5)
+    (main,) = [p for p in d.iterdir() if p.is_dir()]
+    src = tmp_path / "src"
+    _seeds(src, "a8_48_units", FAST[1], 300, [9.0, 8.0, 10.0, 9.5, 8.5], COST)
+    for i, t in enumerate([20.0, 18.0, 19.0]):
+        _append(src, "chess_algorithm", {
+            "workload": "chess", "algorithm": "a8_48_units", "version": FAST[0], "learner": FAST[1],
+            "seed": 100 + i, "reached": True, "rounds_to_criterion": 1000 + 50 * i, "time_to_criterion_s": t,
+            "updates_to_criterion": 4000 + 200 * i, "flops": 1e9, "criterion": 0.9, "threads": 2, "workers": 2, "settings": {}, "learner_check": {"status": "passed"},
+            "side_by_side": {"overlap": True, "learner_threads": 1, "gen_workers": 1}}, OTHER)
+    (s,) = [p for p in src.iterdir() if p.is_dir()]
+    for f in s.glob("*.jsonl"):
+        rows = [json.loads(x) for x in f.read_text().splitlines()]
+        for r in rows:
+            r["provenance"]["machine"]["cpu"] = "Test CPU Other"
+        other = machine_id(rows[0]["provenance"]["machine"])
+        (d / other).mkdir(exist_ok=True)
+        (d / other / f.name).write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (d / other / "machine.json").write_text(json.dumps({**rows[0]["provenance"]["machine"], "id": other}))
+    ctx = Context(results_dir=d, report_dir=tmp_path / "rep", machine=main.name).for_workload("chess")
+    assert not chess_algorithm_block(ctx, "a8_48_units").startswith("Not measured")   # measured here
+    assert chess_algorithm_block(ctx, "a2_short_horizon") is None                   # nowhere
+    for f in main.glob("chess_algorithm*.jsonl"):                                   # here no longer
+        f.unlink()
+    ctx_other_only = Context(results_dir=d, report_dir=tmp_path / "rep2", machine=main.name).for_workload("chess")
+    lines = chess_algorithm_block(ctx_other_only, "a8_48_units").splitlines()
+    assert lines[0].startswith("Not measured on") and "the report's machine" in lines[0]
+    assert "Test CPU Other" in lines[1] and f"results/{other}/" in lines[1] and COST in lines[1]
+    assert "reached 0.75 in 5/5 seeds; time to it 9 s" in lines[1] and "300 rounds" in lines[1]
+    assert lines[2].startswith(f"- On the same machine, to 0.9 (run {OTHER})")
+    assert "side by side: the learner on 1 thread(s), the games on 1 worker(s)" in lines[2]
+    assert "reached 0.9 in 3/3 seeds; time to it 19 s" in lines[2] and "1,050 rounds" in lines[2]

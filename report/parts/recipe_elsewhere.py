@@ -1,0 +1,43 @@
+"""A chess recipe's rows on other machines, for its NOTES.md block (report/notes.py): the
+newest ladder run there that trained it (to 0.75) and the newest run to a higher score,
+named, with medians and IQRs over the seeds."""
+from __future__ import annotations
+
+from typing import List
+
+
+def chess_recipe_lines(ctx, name: str) -> List[str]:
+    from core import results
+    from report.sections import chess_algorithms as ca
+    out = []
+    for m in results.machines(ctx.results_dir):
+        if m["id"] == ctx.machine or "chess_algorithm" not in m.get("kinds", ()):
+            continue
+        o = ctx.for_machine(m["id"])
+        runs = ca.ladder_runs(o)
+        if name in runs and not runs[name][0].get("error"):
+            out.append(f"- On {o.machine_line} (results/{o.machine}/, run {runs[name][0]['run_id']}): "
+                       + _summary(ca, runs[name], 0.75))
+        beyond = [r for r in o.beyond_ladder("chess_algorithm")
+                  if r.get("algorithm") == name and r.get("seed") is not None]
+        if beyond:
+            run = beyond[-1]["run_id"]
+            rows = [r for r in beyond if r["run_id"] == run]
+            out.append(f"- On the same machine, to {rows[0]['criterion']:g} (run {run}): "
+                       + _summary(ca, rows, rows[0]["criterion"]))
+    return out
+
+
+def _summary(ca, rows: list, score: float) -> str:
+    s, r = ca._stats(rows), rows[0]
+    sb = r.get("side_by_side")
+    cores = (f"side by side: the learner on {sb['learner_threads']} thread(s), the games on "
+             f"{sb['gen_workers']} worker(s)" if sb else f"{r['threads']} learner thread(s)")
+    text = f"`{r['version']}` x `{r['learner']}` ({cores}), reached {score:g} in {s['reached']}/{s['n']} seeds"
+    if s.get("time_to_criterion_s"):
+        q = s["time_to_criterion_s"]
+        text += f"; time to it {ca._s(q[1])} [IQR {ca._s(q[0])}-{ca._s(q[2])}]"
+    if s.get("rounds_to_criterion"):
+        q = s["rounds_to_criterion"]
+        text += f", {q[1]:,.0f} rounds [IQR {q[0]:,.0f}-{q[2]:,.0f}]"
+    return text
