@@ -11,7 +11,7 @@ from __future__ import annotations
 import statistics
 from typing import Dict, List
 
-PARTS = ("round_gen_s", "round_store_s", "round_learn_s")
+PARTS = ("round_gen_s", "round_store_s", "round_learn_s", "round_gen_busy_s")   # the last: side by side only
 
 
 def _key(r: dict) -> tuple:

@@ -262,7 +262,8 @@ def chess_algorithm_block(ctx, name: str) -> Optional[str]:
     k = [x for x in r["learner_check"].get("checks", []) if "weights after 50" in x]
     if k:
         lines.append("- the learner check's 50-update comparison: " + "; ".join(x.split(": ", 1)[1] for x in k))
-    return _header(ctx, rows, "; median and IQR over the seeds") + "\n".join(lines)
+    from report.parts.recipe_elsewhere import chess_recipe_lines
+    return _header(ctx, rows, "; median and IQR over the seeds") + "\n".join(lines + chess_recipe_lines(ctx, name))
 
 
 def algorithm_block(ctx, name: str) -> Optional[str]:

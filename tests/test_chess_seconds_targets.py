@@ -262,3 +262,35 @@ def test_a_recipe_measured_only_on_another_machine_says_so_in_its_notes(tmp_path
     assert lines[2].startswith(f"- On the same machine, to 0.9 (run {OTHER})")
     assert "side by side: the learner on 1 thread(s), the games on 1 worker(s)" in lines[2]
     assert "reached 0.9 in 3/3 seeds; time to it 19 s" in lines[2] and "1,050 rounds" in lines[2]
+
+
+def test_another_machines_sweeps_get_their_own_named_table(tmp_path):
+    """Sweeps are not pooled across machines (rounding moves trajectories): the report's
+    machine's table holds its own, and each other machine's come in a table of their own,
+    named."""
+    import json
+    from core.machine import machine_id
+    from report.context import Context
+    from report.parts.chess_sweeps import sweep_table, sweeps_elsewhere
+    d, src = tmp_path / "res", tmp_path / "src"
+    cfg = {"hidden": 48, "envs": 512, "steps": 4, "seed": 0, "lr": 0.001}
+    _append(d, "chess_sweep", {"workload": "chess", "recipe": "here", "seed": 0, "config": cfg,
+                               "reached": True, "rounds_to_criterion": 400}, "20260104T000000-sweep9")
+    _append(src, "chess_sweep", {"workload": "chess", "recipe": "there", "seed": 0,
+                                 "config": {**cfg, "criterion": 0.9}, "reached": True,
+                                 "rounds_to_criterion": 1000}, "20260105T000000-sweep10")
+    (main,), (s,) = [p for p in d.iterdir() if p.is_dir()], [p for p in src.iterdir() if p.is_dir()]
+    rows = [json.loads(x) for x in (s / "chess_sweep.jsonl").read_text().splitlines()]
+    rows[0]["provenance"]["machine"]["cpu"] = "Test CPU Other"
+    other = machine_id(rows[0]["provenance"]["machine"])
+    (d / other).mkdir()
+    (d / other / "chess_sweep.jsonl").write_text(json.dumps(rows[0]) + "\n")
+    (d / other / "machine.json").write_text(json.dumps({**rows[0]["provenance"]["machine"], "id": other}))
+    c = Context(results_dir=d, report_dir=tmp_path / "rep", machine=main.name).for_workload("chess")
+    mine = sweep_table(c)
+    assert "`here`" in mine and "`there`" not in mine
+    theirs = sweeps_elsewhere(c)
+    assert theirs.startswith("**Sweeps on Test CPU Other") and f"results/{other}/" in theirs
+    (row,) = md_table(theirs, "Rounds to the score, median (range)")
+    assert row["Recipe"] == "`there`" and row["Score"] == "0.9" and numbers(row["Reached"]) == [1, 1]
+    assert "`here`" not in theirs

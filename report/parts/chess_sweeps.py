@@ -24,7 +24,34 @@ def _common(configs: List[dict]) -> dict:
     return out
 
 
+def sweeps_elsewhere(c) -> str:
+    """The sweeps of each other machine, in a table of their own, named: a sweep's rounds do
+    not depend on the machine's speed, but a float's rounding does (AVX-512 against AVX2
+    moves a run's trajectory), so they are not pooled with this machine's."""
+    from core import results
+    out = []
+    for m in results.machines(c.results_dir):
+        if m["id"] == c.machine or "chess_sweep" not in m.get("kinds", ()):
+            continue
+        o = c.for_machine(m["id"])
+        table = _table(o)
+        if table:
+            out.append(f"**Sweeps on {o.machine_line}** (results/{o.machine}/): as above.\n\n{table}\n")
+    return "\n".join(out)
+
+
 def sweep_table(c) -> str:
+    table = _table(c)
+    if not table:
+        return ""
+    return ("**The sweeps behind the recipes** (`python -m training.chess_sweep`, algorithms/chess/sweeps/, "
+            "on this machine): each recipe's median rounds to its score over the search seeds (lowest-highest), "
+            "its settings named where they differ from those most of its sweep's recipes share. A recipe enters the "
+            "ladder only if it needs fewer rounds to 0.75, or as many at a cheaper round; a sweep to 0.9 "
+            "looks for the stretch's recipe.\n\n" + table + "\n")
+
+
+def _table(c) -> str:
     runs: Dict[str, List[dict]] = {}
     for r in c.rows("chess_sweep"):
         runs.setdefault(r["run_id"], []).append(r)
@@ -44,10 +71,5 @@ def sweep_table(c) -> str:
                          ", ".join(str(r["seed"]) for r in rs), f"{len(done)}/{len(rs)}", med))
     if not body:
         return ""
-    return ("**The sweeps behind the recipes** (`python -m training.chess_sweep`, algorithms/chess/sweeps/, "
-            "on this machine): each recipe's median rounds to its score over the search seeds (lowest-highest), "
-            "its settings named where they differ from those most of its sweep's recipes share. A recipe enters the "
-            "ladder only if it needs fewer rounds to 0.75, or as many at a cheaper round; a sweep to 0.9 "
-            "looks for the stretch's recipe.\n\n"
-            + md_table(["Sweep run", "Recipe", "Settings (where not the sweep's common ones)", "Score", "Seeds",
-                        "Reached", "Rounds to the score, median (range)"], body) + "\n")
+    return md_table(["Sweep run", "Recipe", "Settings (where not the sweep's common ones)", "Score", "Seeds",
+                     "Reached", "Rounds to the score, median (range)"], body)

@@ -16,8 +16,9 @@ def chess_recipe_lines(ctx, name: str) -> List[str]:
         o = ctx.for_machine(m["id"])
         runs = ca.ladder_runs(o)
         if name in runs and not runs[name][0].get("error"):
-            out.append(f"- On {o.machine_line} (results/{o.machine}/, run {runs[name][0]['run_id']}): "
-                       + _summary(ca, runs[name], 0.75))
+            r0 = runs[name][0]
+            out.append(f"- On {o.machine_line} (results/{o.machine}/, run {r0['run_id']}): "
+                       + _summary(ca, runs[name], 0.75) + _cost(o, name, r0))
         beyond = [r for r in o.beyond_ladder("chess_algorithm")
                   if r.get("algorithm") == name and r.get("seed") is not None]
         if beyond:
@@ -40,4 +41,19 @@ def _summary(ca, rows: list, score: float) -> str:
     if s.get("rounds_to_criterion"):
         q = s["rounds_to_criterion"]
         text += f", {q[1]:,.0f} rounds [IQR {q[0]:,.0f}-{q[2]:,.0f}]"
+    return text
+
+
+def _cost(o, name: str, r0: dict) -> str:
+    """The run's cost a round of the recipe on its pair (the median over its repeats), and for
+    a side-by-side loop how its round splits: learning, and the games' own time beside it."""
+    cost = next((c for c in o.rows("chess_algorithm_cost") if c["run_id"] == r0["run_id"]
+                 and (c["algorithm"], c["version"], c["learner"]) == (name, r0["version"], r0["learner"])), None)
+    if not cost:
+        return ""
+    text = f"; cost of a round {cost['round_s'] * 1e3:.1f} ms"
+    if cost.get("side_by_side") and cost.get("round_gen_busy_s"):
+        ms = lambda k: f"{cost[k]['median'] * 1e3:.1f} ms"
+        text += (f" (medians: learning {ms('round_learn_s')}, the games beside it {ms('round_gen_busy_s')} "
+                 f"of which {ms('round_gen_s')} not hidden, the store {ms('round_store_s')})")
     return text

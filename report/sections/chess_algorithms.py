@@ -200,10 +200,10 @@ def knob_figure(c, chain) -> str:
 def render(ctx):
     """The ladder's detail (its knob chain opens the report: report/sections/answer.py), then
     the sweeps its recipes came from."""
-    from report.parts.chess_sweeps import sweep_table
+    from report.parts.chess_sweeps import sweep_table, sweeps_elsewhere
     c = ctx.for_workload(WORKLOAD)
     text = ladder(c)
-    sweeps = sweep_table(c)
+    sweeps = "\n".join(x for x in (sweep_table(c), sweeps_elsewhere(c)) if x)
     return text + ("\n" + sweeps if text and sweeps else "")
 
 
