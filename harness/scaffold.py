@@ -163,7 +163,10 @@ def plan(name: str, workload: str) -> tuple:
         d = folder / name
         flag = "" if workload == discover.DEFAULT_WORKLOAD else f"--workload {workload} "
         same_loop = [a for a in existing if getattr(a, "loop", None) == getattr(existing[0], "loop", None)]
-        fill.update(base=same_loop[-1].name, module=module, cls=cls, workload_flag=flag)
+        last = same_loop[-1]
+        if type(last).__name__ != cls:                   # a recipe with its own trainer: keep its class
+            module, cls = type(last).__module__, type(last).__name__
+        fill.update(base=last.name, module=module, cls=cls, workload_flag=flag)
         files = {"recipe.py": NEW_RECIPE}
         nxt = f"algorithms {flag}--algorithm {name}"
     if d.exists():

@@ -47,6 +47,9 @@ def test_a_recipe_starts_as_the_ladders_last_and_is_listed(made, workload, folde
     listed = run("algorithms", "--workload", workload, "--list")
     line = next(x for x in listed.stdout.splitlines() if x.startswith("a99_scaffold_test"))
     assert f"(base {same[-1].name})" in line
+    # it starts as the last recipe in its loop too: a recipe with its own trainer lends its class
+    text = (ROOT / folder / "a99_scaffold_test" / "recipe.py").read_text()
+    assert f"ALGORITHM = {type(same[-1]).__name__}(" in text
 
 
 @pytest.mark.serial
