@@ -92,3 +92,45 @@ def test_the_ladder_trains_a_side_by_side_recipe_with_its_own_loop(tmp_path):
         assert row["side_by_side"]["overlap"] is True and row["side_by_side"]["learner_threads"] == 1
         assert row["round_gen_busy_s"]["median"] > 0
     assert runs[0]["learner_check"]["status"] == "passed" and runs[0]["rounds"] >= 1
+
+
+def test_a_generator_that_fails_beside_the_updates_stops_the_run_with_its_error(monkeypatch):
+    """The games fail on the actor thread mid-run: the run raises that error (no hang, no
+    swallowed failure), and the generator and the learner are closed, no actor thread left."""
+    import threading
+    import training.chess_overlap as co
+    real = co.chess_rung
+    closed = []
+
+    class Failing:
+        def __init__(self, gen):
+            self.gen, self.calls = gen, 0
+
+        def generate(self, steps):
+            self.calls += 1
+            if self.calls == 3:
+                raise RuntimeError("a worker died")
+            return self.gen.generate(steps)
+
+        def close(self):
+            closed.append("gen")
+            self.gen.close()
+
+        def __getattr__(self, name):
+            return getattr(self.gen, name)
+
+    class Rung:
+        def __init__(self, rung):
+            self.rung = rung
+
+        def make_generator(self, cfg):
+            return Failing(self.rung.make_generator(cfg))
+
+        def __getattr__(self, name):
+            return getattr(self.rung, name)
+
+    monkeypatch.setattr(co, "chess_rung", lambda name: Rung(real(name)))
+    with pytest.raises(RuntimeError, match="a worker died"):
+        co.train_overlapped(_cfg(max_rounds=10))
+    assert closed == ["gen"]
+    assert not [t for t in threading.enumerate() if t.name.startswith("chess-actor")]
