@@ -53,6 +53,23 @@ def _ladder(d, a8_l4f_times, a8_round=0.02, learner_x=(1.0, 0.5)):
     _learner(d, "l4e_lazy_adamw", learner_x[1] * 1e-3)
 
 
+def _as_other_machine(src, d) -> str:
+    """Move the rows written under src (this machine's folder there) into results folder d as
+    another machine's ("Test CPU Other"), with its machine.json; returns that machine's id."""
+    import json
+    from core.machine import machine_id
+    (s,) = [p for p in src.iterdir() if p.is_dir()]
+    for f in s.glob("*.jsonl"):
+        rows = [json.loads(x) for x in f.read_text().splitlines()]
+        for r in rows:
+            r["provenance"]["machine"]["cpu"] = "Test CPU Other"
+        other = machine_id(rows[0]["provenance"]["machine"])
+        (d / other).mkdir(exist_ok=True)
+        (d / other / f.name).write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (d / other / "machine.json").write_text(json.dumps({**rows[0]["provenance"]["machine"], "id": other}))
+    return other
+
+
 def test_targets_met_with_their_numbers(tmp_path):
     d = tmp_path / "res"
     _ladder(d, [8.0, 8.2, 7.8, 8.1, 7.9], learner_x=(1.0, 0.2))
@@ -185,8 +202,6 @@ def test_another_machines_ladder_gets_its_own_paragraph_named_and_without_a1_no_
     machine's gets one of its own, from its rows alone, named; without a run that trained
     the first recipe there, the factor over the practitioner's loop is not estimated (its
     rounds are the practitioner's), and the estimates still are."""
-    import json
-    from core.machine import machine_id
     from report.context import Context
     from report.sections import chess_algorithms as ca
     d = tmp_path / "res"
@@ -198,16 +213,7 @@ def test_another_machines_ladder_gets_its_own_paragraph_named_and_without_a1_no_
     _seeds(src, "a8_48_units", FAST[1], 300, [9.0] * 5, COST)
     _learner(src, "l4c_native_chess", 1e-3)
     _learner(src, "l4e_lazy_adamw", 0.5e-3)
-    (s,) = [p for p in src.iterdir() if p.is_dir()]
-    other = None
-    for f in s.glob("*.jsonl"):
-        rows = [json.loads(x) for x in f.read_text().splitlines()]
-        for r in rows:
-            r["provenance"]["machine"]["cpu"] = "Test CPU Other"
-        other = machine_id(rows[0]["provenance"]["machine"])
-        (d / other).mkdir(exist_ok=True)
-        (d / other / f.name).write_text("".join(json.dumps(r) + "\n" for r in rows))
-    (d / other / "machine.json").write_text(json.dumps({**rows[0]["provenance"]["machine"], "id": other}))
+    other = _as_other_machine(src, d)
     text = ca.knobs(Context(results_dir=d, report_dir=tmp_path / "r1", machine=main.name).for_workload("chess"))
     lines = [x for x in text.splitlines() if x.startswith("**Chess in seconds, its targets**")]
     assert len(lines) == 2
@@ -225,8 +231,6 @@ def test_a_recipe_measured_only_on_another_machine_says_so_in_its_notes(tmp_path
     """A chess recipe with rows on another machine alone: its NOTES block names the report's
     machine as not measuring it, then the other machine's ladder run (time and rounds to
     0.75) and its newest run to a higher score, with the split of a side-by-side loop."""
-    import json
-    from core.machine import machine_id
     from report.context import Context
     from report.notes import chess_algorithm_block
     d = tmp_path / "res"
@@ -238,17 +242,10 @@ def test_a_recipe_measured_only_on_another_machine_says_so_in_its_notes(tmp_path
         _append(src, "chess_algorithm", {
             "workload": "chess", "algorithm": "a8_48_units", "version": FAST[0], "learner": FAST[1],
             "seed": 100 + i, "reached": True, "rounds_to_criterion": 1000 + 50 * i, "time_to_criterion_s": t,
-            "updates_to_criterion": 4000 + 200 * i, "flops": 1e9, "criterion": 0.9, "threads": 2, "workers": 2, "settings": {}, "learner_check": {"status": "passed"},
+            "updates_to_criterion": 4000 + 200 * i, "flops": 1e9, "criterion": 0.9, "threads": 2, "workers": 2,
+            "settings": {}, "learner_check": {"status": "passed"},
             "side_by_side": {"overlap": True, "learner_threads": 1, "gen_workers": 1}}, OTHER)
-    (s,) = [p for p in src.iterdir() if p.is_dir()]
-    for f in s.glob("*.jsonl"):
-        rows = [json.loads(x) for x in f.read_text().splitlines()]
-        for r in rows:
-            r["provenance"]["machine"]["cpu"] = "Test CPU Other"
-        other = machine_id(rows[0]["provenance"]["machine"])
-        (d / other).mkdir(exist_ok=True)
-        (d / other / f.name).write_text("".join(json.dumps(r) + "\n" for r in rows))
-    (d / other / "machine.json").write_text(json.dumps({**rows[0]["provenance"]["machine"], "id": other}))
+    other = _as_other_machine(src, d)
     ctx = Context(results_dir=d, report_dir=tmp_path / "rep", machine=main.name).for_workload("chess")
     assert not chess_algorithm_block(ctx, "a8_48_units").startswith("Not measured")   # measured here
     assert chess_algorithm_block(ctx, "a2_short_horizon") is None                   # nowhere
@@ -268,8 +265,6 @@ def test_another_machines_sweeps_get_their_own_named_table(tmp_path):
     """Sweeps are not pooled across machines (rounding moves trajectories): the report's
     machine's table holds its own, and each other machine's come in a table of their own,
     named."""
-    import json
-    from core.machine import machine_id
     from report.context import Context
     from report.parts.chess_sweeps import sweep_table, sweeps_elsewhere
     d, src = tmp_path / "res", tmp_path / "src"
@@ -279,13 +274,8 @@ def test_another_machines_sweeps_get_their_own_named_table(tmp_path):
     _append(src, "chess_sweep", {"workload": "chess", "recipe": "there", "seed": 0,
                                  "config": {**cfg, "criterion": 0.9}, "reached": True,
                                  "rounds_to_criterion": 1000}, "20260105T000000-sweep10")
-    (main,), (s,) = [p for p in d.iterdir() if p.is_dir()], [p for p in src.iterdir() if p.is_dir()]
-    rows = [json.loads(x) for x in (s / "chess_sweep.jsonl").read_text().splitlines()]
-    rows[0]["provenance"]["machine"]["cpu"] = "Test CPU Other"
-    other = machine_id(rows[0]["provenance"]["machine"])
-    (d / other).mkdir()
-    (d / other / "chess_sweep.jsonl").write_text(json.dumps(rows[0]) + "\n")
-    (d / other / "machine.json").write_text(json.dumps({**rows[0]["provenance"]["machine"], "id": other}))
+    (main,) = [p for p in d.iterdir() if p.is_dir()]
+    other = _as_other_machine(src, d)
     c = Context(results_dir=d, report_dir=tmp_path / "rep", machine=main.name).for_workload("chess")
     mine = sweep_table(c)
     assert "`here`" in mine and "`there`" not in mine

@@ -8,8 +8,10 @@ k - 1's updates) while round k's U updates run; both native calls release the GI
 policy that plays is one round behind the learner (4 updates at a8's settings), the lag
 that asynchronous actors have in Ape-X (Horgan et al. 2018) or IMPALA (Espeholt et al. 2018);
 everything else (the replay, the minibatches, the update, epsilon by round, the scorings)
-is training/chess.py's. With `overlap=False` the same schedule runs in turn, which a test
-holds equal to the overlapped run, action for action and loss for loss.
+is training/chess.py's. With `overlap=False` the same schedule (the same lag, the same halved
+cores) runs in turn, which a test holds equal to the overlapped run, action for action and
+loss for loss. The round loop's scoring and its result repeat train()'s: sharing them would
+change training/chess.py, which every chess row hashes.
 
 The cores are split: the learner takes half of `threads` and the generator half of
 `workers` (at least one each), so that on 2 cores each has one, never two threads on one.

@@ -32,11 +32,11 @@ def complete(s) -> bool:
     return bool(s.get("time")) and s["n"] > 0 and s["solved"] == s["n"]
 
 
-def other_contexts(ctx) -> list:
-    """A context for each other machine with rows of the algorithm ladder."""
+def other_contexts(ctx, kind: str = "algorithm") -> list:
+    """A context for each other machine with rows of `kind` (default: the algorithm ladder's)."""
     from core import results
     return [ctx.for_machine(m["id"]) for m in results.machines(ctx.results_dir)
-            if m["id"] != ctx.machine and "algorithm" in m.get("kinds", ())]
+            if m["id"] != ctx.machine and kind in m.get("kinds", ())]
 
 
 def other_machines(ctx) -> List[str]:

@@ -144,12 +144,9 @@ def _learner(c, elsewhere: bool = True) -> str:
 
 def _learner_elsewhere(c) -> str:
     """The same factor on other CPU machines (their newest such run), each named."""
-    from core import results
+    from report.parts.algorithms_elsewhere import other_contexts
     out = []
-    for m in results.machines(c.results_dir):
-        if m["id"] == c.machine or "learner" not in m.get("kinds", ()):
-            continue
-        o = c.for_machine(m["id"])
+    for o in other_contexts(c, "learner"):
         found = _learner_run(o)
         if found:
             threads, run, b, best, _, _ = found

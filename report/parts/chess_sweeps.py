@@ -28,12 +28,9 @@ def sweeps_elsewhere(c) -> str:
     """The sweeps of each other machine, in a table of their own, named: a sweep's rounds do
     not depend on the machine's speed, but a float's rounding does (AVX-512 against AVX2
     moves a run's trajectory), so they are not pooled with this machine's."""
-    from core import results
+    from report.parts.algorithms_elsewhere import other_contexts
     out = []
-    for m in results.machines(c.results_dir):
-        if m["id"] == c.machine or "chess_sweep" not in m.get("kinds", ()):
-            continue
-        o = c.for_machine(m["id"])
+    for o in other_contexts(c, "chess_sweep"):
         table = _table(o)
         if table:
             out.append(f"**Sweeps on {o.machine_line}** (results/{o.machine}/): as above.\n\n{table}\n")

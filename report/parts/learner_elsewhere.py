@@ -13,14 +13,11 @@ def other_cpu_lines(ctx, name: str) -> List[str]:
     stale), named: per thread count, its time per update, and where that run timed the chess
     reference native learner too, the factor over it (turn by turn where the two were timed
     in turns)."""
-    from core import results
     from report.data import paired_ratio, stale
+    from report.parts.algorithms_elsewhere import other_contexts
     base_name = "l4c_native_chess"
     out = []
-    for m in results.machines(ctx.results_dir):
-        if m["id"] == ctx.machine or "learner" not in m.get("kinds", ()):
-            continue
-        o = ctx.for_machine(m["id"])
+    for o in other_contexts(ctx, "learner"):
         mine = [r for r in o.rows("learner") if r.get("learner") == name and r.get("device", "cpu") == "cpu"
                 and "update_spread" in r and not stale(r)]
         if not mine:

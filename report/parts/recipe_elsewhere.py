@@ -7,13 +7,10 @@ from typing import List
 
 
 def chess_recipe_lines(ctx, name: str) -> List[str]:
-    from core import results
+    from report.parts.algorithms_elsewhere import other_contexts
     from report.sections import chess_algorithms as ca
     out = []
-    for m in results.machines(ctx.results_dir):
-        if m["id"] == ctx.machine or "chess_algorithm" not in m.get("kinds", ()):
-            continue
-        o = ctx.for_machine(m["id"])
+    for o in other_contexts(ctx, "chess_algorithm"):
         runs = ca.ladder_runs(o)
         if name in runs and not runs[name][0].get("error"):
             r0 = runs[name][0]
