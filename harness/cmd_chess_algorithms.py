@@ -190,7 +190,10 @@ def _side_by_side(r: dict) -> dict:
     """A side-by-side loop's split of the cores and its generator's own time, for the row."""
     if not r.get("side_by_side"):
         return {}
-    return {"side_by_side": r["side_by_side"], "round_gen_busy_s": r["round_gen_busy_s"]}
+    out = {"side_by_side": r["side_by_side"], "round_gen_busy_s": r["round_gen_busy_s"]}
+    if r.get("round_updates_beside"):                   # a11: the updates run beside the games
+        out["round_updates_beside"] = r["round_updates_beside"]
+    return out
 
 
 def cost_run(a, settings, version, learner, args, quick, note, repeat: int = 0) -> dict:

@@ -40,6 +40,47 @@ def test_side_by_side_equals_the_same_schedule_in_turn():
     assert any(t["losses"] is not None for t in a["trace"])
 
 
+def test_handing_the_cores_over_runs_a9s_updates():
+    """a11: the learner takes the generator's cores once the games end. The run equals a9's
+    schedule in turn (the updates are the same at any thread count), it records how many
+    updates ran beside the games, and the learner's own thread count is left as it was."""
+    from training.chess import same_trajectory
+    from training.chess_overlap import train_overlapped
+    a = train_overlapped(_cfg(updates_per_round=4), record_batches=6, hand_over=True)
+    b = train_overlapped(_cfg(updates_per_round=4), record_batches=6, overlap=False)
+    assert a["side_by_side"] == {"overlap": True, "learner_threads": 1, "gen_workers": 1,
+                                 "hand_over_threads": 2}
+    assert a["updates"] == b["updates"] == 4 * 6 and same_trajectory(a, b, loss_rtol=0.0) == []
+    beside = a["round_updates_beside"]
+    assert beside["n"] == 6 and 0 <= beside["q1"] <= beside["q3"] <= 4
+    # nothing to hand over: one thread in all, or the loop in turn
+    one = train_overlapped(_cfg(threads=1), hand_over=True)
+    assert "hand_over_threads" not in one["side_by_side"] and "round_updates_beside" not in one
+
+
+def test_the_handing_over_learner_gets_its_threads_back_when_an_update_fails():
+    from training.chess_overlap import _learn_handing_over
+    Cfg = dataclasses.make_dataclass("Cfg", ["threads"], frozen=True)
+
+    class Learner:
+        def __init__(self):
+            self.cfg, self.calls = Cfg(1), []
+
+        def learn(self, n, losses=None):
+            self.calls.append((n, self.cfg.threads))
+            if self.cfg.threads == 2:
+                raise RuntimeError("a bad replay row")
+
+    class GamesOver:
+        def done(self):
+            return True
+
+    lr = Learner()
+    with pytest.raises(RuntimeError, match="a bad replay row"):
+        _learn_handing_over(lr, 4, None, GamesOver(), 2)
+    assert lr.calls == [(4, 2)] and lr.cfg.threads == 1
+
+
 def test_the_policy_plays_one_round_behind_training_in_turn():
     """Round 0 plays the initial weights in both loops. Learning starts at round 0 here, so
     train()'s round 1 plays the weights after round 0's updates, while the side-by-side round
@@ -86,6 +127,8 @@ def test_the_ladder_trains_a_side_by_side_recipe_with_its_own_loop(tmp_path):
     from training.chess_overlap import train_overlapped
     by = {a.name: a for a in algorithms()}
     assert _trainer(by["a9_side_by_side"]) is train_overlapped and _trainer(by["a8_48_units"]) is train
+    assert _trainer(by["a11_hand_over"]).keywords == {"hand_over": True}
+    assert "training/chess_overlap.py" in by["a11_hand_over"].source_paths()
     env = dict(os.environ, STUDY_RESULTS_DIR=str(tmp_path), OMP_NUM_THREADS="1")
     cmd = [sys.executable, "-m", "harness", "algorithms", "--workload", "chess", "--algorithm",
            "a9_side_by_side", "--set", "envs=16", "--set", "batch_size=128", "--quick", "--budget", "2",

@@ -18,12 +18,20 @@ The cores are split: the learner takes half of `threads` and the generator half 
 A round's wall time is its store, its learning (the updates and the weights out) and the
 part of its generation that learning did not hide (plus pushing the weights): the three
 parts `round_store_s`, `round_learn_s` and `round_gen_s` sum to it, as in training/chess.py,
-and `round_gen_busy_s` is the generator thread's own time."""
+and `round_gen_busy_s` is the generator thread's own time.
+
+With `hand_over=True` (a10) the generator's core is handed to the learner once the round's
+games end: the updates run one at a time on the learner's half of the cores while the games
+play, and the rest of the round's updates on all of `threads`. A native chess learner's
+weights do not depend on its thread count (bit for bit at any count, L4c), so the run is
+a9's update for update; only when each update runs, and on how many cores, changes.
+`round_updates_beside` counts, per round, the updates that ran while the games played."""
 from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Callable, Optional
 
 import numpy as np
@@ -39,13 +47,38 @@ def halves(cfg: ChessTrainConfig) -> ChessTrainConfig:
     return replace(cfg, threads=max(1, cfg.threads // 2), workers=max(1, cfg.workers // 2))
 
 
+def _hands_over(learner) -> bool:
+    """Whether the learner reads its thread count at each call (L4c's Python class and its
+    subclasses pass cfg.threads to every native round), so that it can take more cores."""
+    from learners.l4c_native_chess.learner import ChessRoundLearner
+    return isinstance(learner, ChessRoundLearner)
+
+
+def _learn_handing_over(learner, n: int, losses, ahead, threads: int) -> int:
+    """n updates: one at a time while the games (`ahead`) play, then the rest on `threads`.
+    Returns how many ran beside the games."""
+    beside = 0
+    while beside < n and not ahead.done():
+        learner.learn(1, None if losses is None else losses[beside:])
+        beside += 1
+    if beside < n:
+        half = learner.cfg
+        learner.cfg = replace(half, threads=threads)
+        try:
+            learner.learn(n - beside, None if losses is None else losses[beside:])
+        finally:
+            learner.cfg = half
+    return beside
+
+
 def train_overlapped(cfg: ChessTrainConfig, progress: Callable[[str], None] = None,
                      on_eval: Callable[[dict], None] = None, record_batches: int = 0,
-                     overlap: bool = True) -> dict:
+                     overlap: bool = True, hand_over: bool = False) -> dict:
     """One training run, as training/chess.py's train() returns it (plus `round_gen_busy_s`
     and `side_by_side`), with each round's games played one round ahead of its updates."""
     from versions.chess.common.learn import ChessReplay
     from versions.chess.common.net import init_weights
+    full = cfg.check().threads
     cfg = halves(cfg.check())
     note = progress or (lambda s: None)
     rung, lr = chess_rung(cfg.version), chess_learner(cfg.learner)
@@ -57,6 +90,7 @@ def train_overlapped(cfg: ChessTrainConfig, progress: Callable[[str], None] = No
     gen = rung.make_generator(GenConfig(n_envs=cfg.envs, seed=cfg.seed, policy="egreedy", workers=cfg.workers,
                                         epsilon=cfg.epsilon(0), weights=init_weights(cfg.seed, cfg.hidden)))
     pool = ThreadPoolExecutor(1, thread_name_prefix="chess-actor") if overlap else None
+    hand_over = hand_over and overlap and full > cfg.threads and _hands_over(learner)
     startup_s = time.perf_counter() - t0
 
     def play():
@@ -64,7 +98,7 @@ def train_overlapped(cfg: ChessTrainConfig, progress: Callable[[str], None] = No
         b = gen.generate(cfg.steps)
         return b, time.perf_counter() - t
 
-    gen_s, store_s, learn_s, busy_s, eval_s = [], [], [], [], 0.0
+    gen_s, store_s, learn_s, busy_s, beside_n, eval_s = [], [], [], [], [], 0.0
     curve, trace = [], []
     eval_seed = EVAL_SEED_OFFSET + cfg.seed
     best = None
@@ -82,7 +116,11 @@ def train_overlapped(cfg: ChessTrainConfig, progress: Callable[[str], None] = No
             losses = None
             if replay.size >= max(cfg.learning_starts, cfg.batch_size):
                 losses = np.zeros(cfg.updates_per_round, np.float32)
-                learner.learn(cfg.updates_per_round, losses if k < record_batches else None)
+                kept = losses if k < record_batches else None
+                if hand_over:
+                    beside_n.append(_learn_handing_over(learner, cfg.updates_per_round, kept, ahead, full))
+                else:
+                    learner.learn(cfg.updates_per_round, kept)
                 learner.sync()
             w = learner.weights()
             t2 = time.perf_counter()
@@ -130,7 +168,9 @@ def train_overlapped(cfg: ChessTrainConfig, progress: Callable[[str], None] = No
             "learn_s": sum(learn_s), "round_gen_s": _spread(gen_s), "round_store_s": _spread(store_s),
             "round_learn_s": _spread(learn_s[-max(1, len(learn_s) // 2):]),
             "round_gen_busy_s": _spread(busy_s),
-            "side_by_side": {"overlap": overlap, "learner_threads": cfg.threads, "gen_workers": cfg.workers},
+            "side_by_side": {"overlap": overlap, "learner_threads": cfg.threads, "gen_workers": cfg.workers,
+                             **({"hand_over_threads": full} if hand_over else {})},
+            **({"round_updates_beside": _spread(beside_n)} if hand_over else {}),
             "reached": reached is not None,
             "time_to_criterion_s": reached["train_s"] if reached else None,
             "best_score": best["score"] if best else None, "curve": curve,
@@ -140,7 +180,16 @@ def train_overlapped(cfg: ChessTrainConfig, progress: Callable[[str], None] = No
 @dataclass(frozen=True)
 class SideBySideRecipe(ChessAlgorithm):
     """A chess recipe trained by train_overlapped (the harness asks a recipe for its
-    `trainer`; training/chess.py's train() where it has none)."""
+    `trainer`; training/chess.py's train() where it has none). Its rows hash this file too."""
+    COMMON_SOURCES = ChessAlgorithm.COMMON_SOURCES + ("training/chess_overlap.py",)
 
     def trainer(self):
         return train_overlapped
+
+
+@dataclass(frozen=True)
+class HandOverRecipe(SideBySideRecipe):
+    """A side-by-side recipe whose learner takes the generator's cores once a round's games end."""
+
+    def trainer(self):
+        return partial(train_overlapped, hand_over=True)

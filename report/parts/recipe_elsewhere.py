@@ -15,7 +15,7 @@ def chess_recipe_lines(ctx, name: str) -> List[str]:
         if name in runs and not runs[name][0].get("error"):
             r0 = runs[name][0]
             out.append(f"- On {o.machine_line} (results/{o.machine}/, run {r0['run_id']}): "
-                       + _summary(ca, runs[name], 0.75) + _cost(o, name, r0))
+                       + _summary(ca, runs[name], 0.75) + _cost(o, name, r0) + _against_base(ca, o, name, r0))
         beyond = [r for r in o.beyond_ladder("chess_algorithm")
                   if r.get("algorithm") == name and r.get("seed") is not None]
         if beyond:
@@ -31,6 +31,8 @@ def _summary(ca, rows: list, score: float) -> str:
     sb = r.get("side_by_side")
     cores = (f"side by side: the learner on {sb['learner_threads']} thread(s), the games on "
              f"{sb['gen_workers']} worker(s)" if sb else f"{r['threads']} learner thread(s)")
+    if sb and sb.get("hand_over_threads"):
+        cores += f", then the learner on {sb['hand_over_threads']} once the games end"
     text = f"`{r['version']}` x `{r['learner']}` ({cores}), reached {score:g} in {s['reached']}/{s['n']} seeds"
     if s.get("time_to_criterion_s"):
         q = s["time_to_criterion_s"]
@@ -39,6 +41,28 @@ def _summary(ca, rows: list, score: float) -> str:
         q = s["rounds_to_criterion"]
         text += f", {q[1]:,.0f} rounds [IQR {q[0]:,.0f}-{q[2]:,.0f}]"
     return text
+
+
+def _against_base(ca, o, name: str, r0: dict) -> str:
+    """What the recipe bought over the rung below where the same run trained both on the pair:
+    the base's median time to 0.75 and rounds, and the factor of the two medians."""
+    from training.chess_algorithm import algorithms
+    base = next((a.base for a in algorithms() if a.name == name), None)
+    rows = [r for r in o.rows("chess_algorithm") if r["run_id"] == r0["run_id"] and r.get("algorithm") == base
+            and (r["version"], r["learner"]) == (r0["version"], r0["learner"]) and r.get("seed") is not None
+            and not r.get("error")]
+    mine = ca._stats([r for r in o.rows("chess_algorithm") if r["run_id"] == r0["run_id"]
+                      and r.get("algorithm") == name and (r["version"], r["learner"]) == (r0["version"], r0["learner"])
+                      and r.get("seed") is not None])
+    if not base or not rows:
+        return ""
+    s = ca._stats(rows)
+    if not (s.get("time_to_criterion_s") and mine.get("time_to_criterion_s") and s.get("rounds_to_criterion")):
+        return ""
+    t, q = s["time_to_criterion_s"], s["rounds_to_criterion"]
+    return (f"; in the same run `{base}`, the rung below, took {ca._s(t[1])} [IQR {ca._s(t[0])}-{ca._s(t[2])}], "
+            f"{q[1]:,.0f} rounds, reaching 0.75 in {s['reached']}/{s['n']} seeds: "
+            f"{t[1] / mine['time_to_criterion_s'][1]:.2f}x its median time")
 
 
 def _cost(o, name: str, r0: dict) -> str:
