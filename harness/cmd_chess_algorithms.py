@@ -193,6 +193,8 @@ def _side_by_side(r: dict) -> dict:
     out = {"side_by_side": r["side_by_side"], "round_gen_busy_s": r["round_gen_busy_s"]}
     if r.get("round_updates_beside"):                   # a11: the updates run beside the games
         out["round_updates_beside"] = r["round_updates_beside"]
+    if r.get("average"):                                # a12: the scored agent, an average of weights
+        out["average"] = r["average"]
     return out
 
 

@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from core.discover import get_rung
@@ -81,6 +82,61 @@ def test_the_handing_over_learner_gets_its_threads_back_when_an_update_fails():
     assert lr.calls == [(4, 2)] and lr.cfg.threads == 1
 
 
+def test_the_average_of_the_weights_is_polyaks_and_refuses_a_bad_decay():
+    import numpy as np
+    from core.errors import StudyError
+    from training.chess_overlap import Average
+    rng = np.random.default_rng(0)
+    ws = [{"w1": rng.standard_normal((3, 5)).astype(np.float32), "b1": rng.standard_normal(3).astype(np.float32)}
+          for _ in range(4)]
+    avg = Average(0.9)
+    for w in ws:
+        got = avg(w)
+    want = {k: ws[0][k].copy() for k in ws[0]}
+    for w in ws[1:]:
+        want = {k: np.float32(0.9) * want[k] + np.float32(0.1) * w[k] for k in w}
+    for k in want:
+        assert got[k].dtype == np.float32 and np.array_equal(got[k], want[k])
+    assert not np.shares_memory(got["w1"], ws[0]["w1"])          # the first weights copied, not aliased
+    for bad in (0.0, 1.0, -0.5, 1.5):
+        with pytest.raises(StudyError, match="in \\(0, 1\\)"):
+            Average(bad)
+
+
+def test_an_averaged_run_is_a11s_run_scored_on_the_average(monkeypatch):
+    """a12: the games and the updates are a11's (the same actions and losses); each scoring
+    scores the average's weights, the output of the same Average the run fed every round."""
+    import training.chess_overlap as co
+    from training.chess import same_trajectory
+    seen, fed = [], []
+
+    class Spy(co.Average):
+        def __call__(self, w):
+            fed.append({k: v.copy() for k, v in w.items()})
+            return super().__call__(w)
+
+    real_eval = co.evaluate
+
+    def spy_eval(version, w, games, seed, workers):
+        seen.append((len(fed), {k: v.copy() for k, v in w.items()}))
+        return real_eval(version, w, games, seed, workers=workers)
+
+    monkeypatch.setattr(co, "Average", Spy)
+    monkeypatch.setattr(co, "evaluate", spy_eval)
+    cfg = _cfg(updates_per_round=4, eval_every=3, eval_games=8)
+    a = co.train_overlapped(cfg, record_batches=6, hand_over=True, average=0.5)
+    assert a["average"] == 0.5 and len(seen) == 2 and [n for n, _ in seen] == [3, 6]
+    monkeypatch.setattr(co, "evaluate", real_eval)
+    b = co.train_overlapped(cfg, record_batches=6, hand_over=True)
+    assert same_trajectory(a, b, loss_rtol=0.0) == [] and "average" not in b
+    for n, w in seen:                                  # the average of the weights of rounds 0..n-1
+        want = {k: v.copy() for k, v in fed[0].items()}
+        for f in fed[1:n]:
+            want = {k: np.float32(0.5) * want[k] + np.float32(0.5) * f[k] for k in f}
+        assert all(np.array_equal(w[k], want[k]) for k in want)
+    assert not all(np.array_equal(seen[-1][1][k], fed[5][k]) for k in fed[5])   # not the last weights
+
+
 def test_the_policy_plays_one_round_behind_training_in_turn():
     """Round 0 plays the initial weights in both loops. Learning starts at round 0 here, so
     train()'s round 1 plays the weights after round 0's updates, while the side-by-side round
@@ -128,6 +184,8 @@ def test_the_ladder_trains_a_side_by_side_recipe_with_its_own_loop(tmp_path):
     by = {a.name: a for a in algorithms()}
     assert _trainer(by["a9_side_by_side"]) is train_overlapped and _trainer(by["a8_48_units"]) is train
     assert _trainer(by["a11_hand_over"]).keywords == {"hand_over": True}
+    assert _trainer(by["a12_averaged_agent"]).keywords == {"hand_over": True, "average": 0.97}
+    assert dataclasses.replace(by["a12_averaged_agent"], average=1.0).check().startswith("ALGORITHM.average")
     assert "training/chess_overlap.py" in by["a11_hand_over"].source_paths()
     env = dict(os.environ, STUDY_RESULTS_DIR=str(tmp_path), OMP_NUM_THREADS="1")
     cmd = [sys.executable, "-m", "harness", "algorithms", "--workload", "chess", "--algorithm",

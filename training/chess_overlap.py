@@ -20,23 +20,31 @@ part of its generation that learning did not hide (plus pushing the weights): th
 parts `round_store_s`, `round_learn_s` and `round_gen_s` sum to it, as in training/chess.py,
 and `round_gen_busy_s` is the generator thread's own time.
 
-With `hand_over=True` (a10) the generator's core is handed to the learner once the round's
+With `hand_over=True` (a11) the generator's core is handed to the learner once the round's
 games end: the updates run one at a time on the learner's half of the cores while the games
 play, and the rest of the round's updates on all of `threads`. A native chess learner's
 weights do not depend on its thread count (bit for bit at any count, L4c), so the run is
 a9's update for update; only when each update runs, and on how many cores, changes.
-`round_updates_beside` counts, per round, the updates that ran while the games played."""
+`round_updates_beside` counts, per round, the updates that ran while the games played.
+
+With `average=beta` (a12) the agent that is scored, and handed over, is the exponential
+average of the policy's weights over rounds (after round k: beta * avg + (1 - beta) * w,
+from the weights after the first round), the Polyak averaging of stochastic approximation:
+the games are still played with the policy's own weights, so the run is a11's update for
+update, and only the scored agent differs. The average costs a round one pass over the
+weights, counted in its learning."""
 from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import Callable, Optional
+from typing import Callable, Dict, Optional
 
 import numpy as np
 
 from core.api import GenConfig
+from core.errors import StudyError
 
 from .chess import EVAL_SEED_OFFSET, ChessNStep, ChessTrainConfig, _spread, chess_learner, chess_rung, evaluate
 from .chess_algorithm import ChessAlgorithm
@@ -71,14 +79,36 @@ def _learn_handing_over(learner, n: int, losses, ahead, threads: int) -> int:
     return beside
 
 
+class Average:
+    """The exponential average of weight dicts: avg = beta * avg + (1 - beta) * w, in place
+    (float32), the first call's weights taken as they are."""
+
+    def __init__(self, beta: float):
+        if not 0.0 < beta < 1.0:
+            raise StudyError(f"the weights' average decays by a factor in (0, 1) a round, got {beta!r}")
+        self.beta, self.avg, self._tmp = beta, None, None
+
+    def __call__(self, w: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
+        if self.avg is None:
+            self.avg = {k: np.array(v, np.float32) for k, v in w.items()}
+            self._tmp = {k: np.empty_like(v) for k, v in self.avg.items()}
+        else:
+            for k, a in self.avg.items():
+                np.multiply(w[k], np.float32(1.0 - self.beta), out=self._tmp[k])
+                a *= np.float32(self.beta)
+                a += self._tmp[k]
+        return self.avg
+
+
 def train_overlapped(cfg: ChessTrainConfig, progress: Callable[[str], None] = None,
                      on_eval: Callable[[dict], None] = None, record_batches: int = 0,
-                     overlap: bool = True, hand_over: bool = False) -> dict:
+                     overlap: bool = True, hand_over: bool = False, average: float = 0.0) -> dict:
     """One training run, as training/chess.py's train() returns it (plus `round_gen_busy_s`
     and `side_by_side`), with each round's games played one round ahead of its updates."""
     from versions.chess.common.learn import ChessReplay
     from versions.chess.common.net import init_weights
     full = cfg.check().threads
+    averaged = Average(average) if average else None
     cfg = halves(cfg.check())
     note = progress or (lambda s: None)
     rung, lr = chess_rung(cfg.version), chess_learner(cfg.learner)
@@ -123,6 +153,7 @@ def train_overlapped(cfg: ChessTrainConfig, progress: Callable[[str], None] = No
                     learner.learn(cfg.updates_per_round, kept)
                 learner.sync()
             w = learner.weights()
+            scored = averaged(w) if averaged else w
             t2 = time.perf_counter()
             if k < record_batches:
                 trace.append({"action": actions, "losses": losses})
@@ -141,7 +172,7 @@ def train_overlapped(cfg: ChessTrainConfig, progress: Callable[[str], None] = No
             last = k + 1 == cfg.max_rounds or out_of_time
             if cfg.eval_every and ((k + 1) % cfg.eval_every == 0 or last):
                 te = time.perf_counter()
-                ev = evaluate(cfg.version, w, cfg.eval_games, eval_seed, workers=cfg.workers)
+                ev = evaluate(cfg.version, scored, cfg.eval_games, eval_seed, workers=cfg.workers)
                 eval_s += time.perf_counter() - te
                 point = {"round": k + 1, "updates": learner.updates, "train_s": spent, **ev}
                 curve.append(point)
@@ -171,6 +202,7 @@ def train_overlapped(cfg: ChessTrainConfig, progress: Callable[[str], None] = No
             "side_by_side": {"overlap": overlap, "learner_threads": cfg.threads, "gen_workers": cfg.workers,
                              **({"hand_over_threads": full} if hand_over else {})},
             **({"round_updates_beside": _spread(beside_n)} if hand_over else {}),
+            **({"average": average} if averaged else {}),
             "reached": reached is not None,
             "time_to_criterion_s": reached["train_s"] if reached else None,
             "best_score": best["score"] if best else None, "curve": curve,
@@ -193,3 +225,21 @@ class HandOverRecipe(SideBySideRecipe):
 
     def trainer(self):
         return partial(train_overlapped, hand_over=True)
+
+
+@dataclass(frozen=True)
+class AveragedRecipe(HandOverRecipe):
+    """A hand-over recipe whose scored agent is the exponential average of its weights,
+    decaying by `average` a round."""
+    average: float = 0.97
+
+    def check(self) -> Optional[str]:
+        why = super().check()
+        if why:
+            return why
+        if not isinstance(self.average, float) or not 0.0 < self.average < 1.0:
+            return f"ALGORITHM.average is the average's decay a round, in (0, 1); got {self.average!r}"
+        return None
+
+    def trainer(self):
+        return partial(train_overlapped, hand_over=True, average=self.average)
