@@ -16,6 +16,9 @@ def chess_recipe_lines(ctx, name: str) -> List[str]:
             r0 = runs[name][0]
             out.append(f"- On {o.machine_line} (results/{o.machine}/, run {r0['run_id']}): "
                        + _summary(ca, runs[name], 0.75) + _cost(o, name, r0) + _against_base(ca, o, name, r0))
+            also = _newest_with_base(ca, o, name, r0)
+            if also:
+                out.append(also)
         beyond = [r for r in o.beyond_ladder("chess_algorithm")
                   if r.get("algorithm") == name and r.get("seed") is not None]
         if beyond:
@@ -45,18 +48,23 @@ def _summary(ca, rows: list, score: float) -> str:
     return text
 
 
+def _seed_rows(o, name: str, run: str, pair: tuple) -> list:
+    return [r for r in o.rows("chess_algorithm") if r["run_id"] == run and r.get("algorithm") == name
+            and (r["version"], r["learner"]) == pair and r.get("seed") is not None and not r.get("error")]
+
+
+def _base_of(name: str):
+    from training.chess_algorithm import algorithms
+    return next((a.base for a in algorithms() if a.name == name), None)
+
+
 def _against_base(ca, o, name: str, r0: dict) -> str:
     """What the recipe bought over the rung below where the same run trained both on the pair:
     the base's median time to 0.75 and rounds, and the factor of the two medians."""
-    from training.chess_algorithm import algorithms
-    base = next((a.base for a in algorithms() if a.name == name), None)
-    rows = [r for r in o.rows("chess_algorithm") if r["run_id"] == r0["run_id"] and r.get("algorithm") == base
-            and (r["version"], r["learner"]) == (r0["version"], r0["learner"]) and r.get("seed") is not None
-            and not r.get("error")]
-    mine = ca._stats([r for r in o.rows("chess_algorithm") if r["run_id"] == r0["run_id"]
-                      and r.get("algorithm") == name and (r["version"], r["learner"]) == (r0["version"], r0["learner"])
-                      and r.get("seed") is not None])
-    if not base or not rows:
+    pair, base = (r0["version"], r0["learner"]), _base_of(name)
+    rows = _seed_rows(o, base, r0["run_id"], pair) if base else []
+    mine = ca._stats(_seed_rows(o, name, r0["run_id"], pair))
+    if not rows:
         return ""
     s = ca._stats(rows)
     if not (s.get("time_to_criterion_s") and mine.get("time_to_criterion_s") and s.get("rounds_to_criterion")):
@@ -65,6 +73,23 @@ def _against_base(ca, o, name: str, r0: dict) -> str:
     return (f"; in the same run `{base}`, the rung below, took {ca._s(t[1])} [IQR {ca._s(t[0])}-{ca._s(t[2])}], "
             f"{q[1]:,.0f} rounds, reaching 0.75 in {s['reached']}/{s['n']} seeds: "
             f"{t[1] / mine['time_to_criterion_s'][1]:.2f}x its median time")
+
+
+def _newest_with_base(ca, o, name: str, r0: dict) -> str:
+    """Where the newest ladder run did not train the rung below, the newest that trained both."""
+    pair, base = (r0["version"], r0["learner"]), _base_of(name)
+    if not base or _seed_rows(o, base, r0["run_id"], pair):
+        return ""
+    runs = [r["run_id"] for r in o.rows("chess_algorithm") if r.get("algorithm") == name
+            and (r["version"], r["learner"]) == pair and r.get("seed") is not None and r.get("criterion", 0.75) == 0.75
+            and _seed_rows(o, base, r["run_id"], pair)]
+    if not runs:
+        return ""
+    run = max(runs)
+    rows = _seed_rows(o, name, run, pair)
+    text = _against_base(ca, o, name, rows[0])
+    return (f"- Against the rung below, in the newest run there that trained both (run {run}): "
+            + _summary(ca, rows, 0.75) + text) if text else ""
 
 
 def _cost(o, name: str, r0: dict) -> str:
