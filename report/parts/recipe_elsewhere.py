@@ -72,7 +72,7 @@ def _against_base(ca, o, name: str, r0: dict) -> str:
     t, q = s["time_to_criterion_s"], s["rounds_to_criterion"]
     return (f"; in the same run `{base}`, the rung below, took {ca._s(t[1])} [IQR {ca._s(t[0])}-{ca._s(t[2])}], "
             f"{q[1]:,.0f} rounds, reaching 0.75 in {s['reached']}/{s['n']} seeds: "
-            f"{t[1] / mine['time_to_criterion_s'][1]:.2f}x its median time")
+            f"this recipe {t[1] / mine['time_to_criterion_s'][1]:.2f}x sooner (the ratio of the two medians)")
 
 
 def _newest_with_base(ca, o, name: str, r0: dict) -> str:
