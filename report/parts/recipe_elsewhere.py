@@ -63,9 +63,9 @@ def _against_base(ca, o, name: str, r0: dict) -> str:
     the base's median time to 0.75 and rounds, and the factor of the two medians."""
     pair, base = (r0["version"], r0["learner"]), _base_of(name)
     rows = _seed_rows(o, base, r0["run_id"], pair) if base else []
-    mine = ca._stats(_seed_rows(o, name, r0["run_id"], pair))
     if not rows:
         return ""
+    mine = ca._stats(_seed_rows(o, name, r0["run_id"], pair))
     s = ca._stats(rows)
     if not (s.get("time_to_criterion_s") and mine.get("time_to_criterion_s") and s.get("rounds_to_criterion")):
         return ""
@@ -88,7 +88,7 @@ def _newest_with_base(ca, o, name: str, r0: dict) -> str:
     run = max(runs)
     rows = _seed_rows(o, name, run, pair)
     text = _against_base(ca, o, name, rows[0])
-    return (f"- Against the rung below, in the newest run there that trained both (run {run}): "
+    return (f"- In the newest run there that trained it beside `{base}` (run {run}): "
             + _summary(ca, rows, 0.75) + text) if text else ""
 
 
