@@ -195,6 +195,8 @@ def _side_by_side(r: dict) -> dict:
         out["round_updates_beside"] = r["round_updates_beside"]
     if r.get("average"):                                # a12: the scored agent, an average of weights
         out["average"] = r["average"]
+    if r.get("material"):                               # a13: the material term's weight taught
+        out["material"] = r["material"]
     return out
 
 

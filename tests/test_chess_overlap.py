@@ -137,6 +137,54 @@ def test_an_averaged_run_is_a11s_run_scored_on_the_average(monkeypatch):
     assert not all(np.array_equal(seen[-1][1][k], fed[5][k]) for k in fed[5])   # not the last weights
 
 
+def test_the_material_weight_scales_the_term_and_keeps_the_outcome():
+    from core.errors import StudyError
+    from training.chess_overlap import MaterialWeight
+    r = np.array([[1.0, -1.0, 0.0], [1 + 9 / 64, -1 - 17 / 64, -3 / 64], [17 / 64, 0.0, 1 - 5 / 64]],
+                 np.float32)
+    batch = {"reward": r, "action": np.zeros((3, 3), np.int64)}
+    out = MaterialWeight(3.0)(batch)
+    want = np.array([[1.0, -1.0, 0.0], [1 + 27 / 64, -1 - 51 / 64, -9 / 64], [51 / 64, 0.0, 1 - 15 / 64]],
+                    np.float32)
+    assert out["reward"].dtype == np.float32 and np.array_equal(out["reward"], want)
+    assert out["action"] is batch["action"] and batch["reward"] is r    # the batch itself untouched
+    assert np.array_equal(MaterialWeight(0)(batch)["reward"], np.rint(r))   # the outcome alone
+    assert MaterialWeight(1)(batch) is batch
+    for bad in (-0.5, 16.5, float("nan"), True, "2"):
+        with pytest.raises(StudyError, match="in \\[0, 16\\]"):
+            MaterialWeight(bad)
+
+
+def test_a_weighted_run_stores_the_weighted_rewards_and_plays_a12s_first_games(monkeypatch):
+    """a13: what the replay is given is the weighted reward of the batch the games produced;
+    until the first update that differs the games are a12's; the run records its weight."""
+    import training.chess_overlap as co
+    from versions.chess.common.learn import REWARD, ChessReplay
+    stored, given = [], []
+    real_add = ChessReplay.add
+
+    def spy_add(self, batch):
+        stored.append(batch["reward"].copy())
+        n = real_add(self, batch)
+        given.append(self.data[(self.pos - n) % self.capacity: (self.pos - n) % self.capacity + n, REWARD].copy())
+        return n
+
+    monkeypatch.setattr(ChessReplay, "add", spy_add)
+    cfg = _cfg(updates_per_round=2, eps_end=0.2, max_rounds=5)
+    a = co.train_overlapped(cfg, record_batches=5, hand_over=True, average=0.9, material=3.0)
+    weighted, rows = stored[:], given[:]
+    stored.clear()
+    b = co.train_overlapped(cfg, record_batches=5, hand_over=True, average=0.9)
+    assert a["material"] == 3.0 and "material" not in b
+    assert np.array_equal(a["trace"][0]["action"], b["trace"][0]["action"])      # before any update
+    for w, raw in zip(weighted, stored[:1]):
+        assert np.array_equal(w, 3 * raw - 2 * np.rint(raw))
+    assert any(np.any(w != np.rint(w)) for w in weighted)                        # captures happened
+    assert all(np.array_equal(r, np.round(w.reshape(-1).astype(np.float64) * 65536).astype(np.int64))
+               for r, w in zip(rows, weighted))
+    assert not np.array_equal(a["trace"][-1]["losses"], b["trace"][-1]["losses"])
+
+
 def test_the_policy_plays_one_round_behind_training_in_turn():
     """Round 0 plays the initial weights in both loops. Learning starts at round 0 here, so
     train()'s round 1 plays the weights after round 0's updates, while the side-by-side round
@@ -187,6 +235,8 @@ def test_the_ladder_trains_a_side_by_side_recipe_with_its_own_loop(tmp_path):
     assert _trainer(by["a11_hand_over"]).keywords == {"hand_over": True}
     assert _trainer(by["a12_averaged_agent"]).keywords == {"hand_over": True, "average": 0.97}
     assert dataclasses.replace(by["a12_averaged_agent"], average=1.0).check().startswith("ALGORITHM.average")
+    assert _trainer(by["a13_material_weighted"]).keywords == {"hand_over": True, "average": 0.97, "material": 3.0}
+    assert dataclasses.replace(by["a13_material_weighted"], material=-1.0).check().startswith("ALGORITHM.material")
     assert "training/chess_overlap.py" in by["a11_hand_over"].source_paths()
     env = dict(os.environ, STUDY_RESULTS_DIR=str(tmp_path), OMP_NUM_THREADS="1")
     cmd = [sys.executable, "-m", "harness", "algorithms", "--workload", "chess", "--algorithm",

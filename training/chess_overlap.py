@@ -32,7 +32,14 @@ average of the policy's weights over rounds (after round k: beta * avg + (1 - be
 from the weights after the first round), the Polyak averaging of stochastic approximation:
 the games are still played with the policy's own weights, so the run is a11's update for
 update, and only the scored agent differs. The average costs a round one pass over the
-weights, counted in its learning."""
+weights, counted in its learning.
+
+With `material=k` (a13) the replay stores what the learner is taught with the workload's
+material term weighted k times: outcome + k x (M_after - M_before) / 64 (WORKLOAD.md,
+"Reward"; the outcome is round(reward), the term being below 1/2 in size), before the n-step
+window sums it. The games, their rewards and the score are the workload's; only the learner's
+target changes, as an n-step return changes it. The scaling costs the store one pass over
+the round's rewards."""
 from __future__ import annotations
 
 import time
@@ -100,15 +107,36 @@ class Average:
         return self.avg
 
 
+class MaterialWeight:
+    """A batch with its rewards' material term weighted k times: k r - (k - 1) round(r),
+    rounded to the replay's 2^-16 (exact for k a multiple of 1/1024: the term is a multiple of
+    1/64)."""
+
+    def __init__(self, k: float):
+        if (not isinstance(k, (int, float)) or isinstance(k, bool) or not np.isfinite(k)
+                or not 0.0 <= k <= 16.0):
+            raise StudyError(f"the material term's weight must be a number in [0, 16], got {k!r}")
+        self.k = float(k)
+
+    def __call__(self, batch):
+        if self.k == 1.0:
+            return batch
+        r = np.asarray(batch["reward"], np.float64)
+        out = self.k * r - (self.k - 1.0) * np.rint(r)
+        return dict(batch, reward=(np.round(out * 65536.0) / 65536.0).astype(np.float32))
+
+
 def train_overlapped(cfg: ChessTrainConfig, progress: Callable[[str], None] = None,
                      on_eval: Callable[[dict], None] = None, record_batches: int = 0,
-                     overlap: bool = True, hand_over: bool = False, average: float = 0.0) -> dict:
+                     overlap: bool = True, hand_over: bool = False, average: float = 0.0,
+                     material: float = 1.0) -> dict:
     """One training run, as training/chess.py's train() returns it (plus `round_gen_busy_s`
     and `side_by_side`), with each round's games played one round ahead of its updates."""
     from versions.chess.common.learn import ChessReplay
     from versions.chess.common.net import init_weights
     full = cfg.check().threads
     averaged = Average(average) if average else None
+    weigh = MaterialWeight(material)
     cfg = halves(cfg.check())
     note = progress or (lambda s: None)
     rung, lr = chess_rung(cfg.version), chess_learner(cfg.learner)
@@ -137,7 +165,7 @@ def train_overlapped(cfg: ChessTrainConfig, progress: Callable[[str], None] = No
         gen.set_epsilon(cfg.epsilon(1))
         for k in range(cfg.max_rounds):
             t = time.perf_counter()
-            replay.add(nstep(batch))
+            replay.add(nstep(weigh(batch)))
             t1 = time.perf_counter()
             actions = batch["action"].copy() if k < record_batches else None
             # round k + 1, with the weights of round k - 1 (the generator may reuse the arrays
@@ -203,6 +231,7 @@ def train_overlapped(cfg: ChessTrainConfig, progress: Callable[[str], None] = No
                              **({"hand_over_threads": full} if hand_over else {})},
             **({"round_updates_beside": _spread(beside_n)} if hand_over else {}),
             **({"average": average} if averaged else {}),
+            **({"material": weigh.k} if weigh.k != 1.0 else {}),
             "reached": reached is not None,
             "time_to_criterion_s": reached["train_s"] if reached else None,
             "best_score": best["score"] if best else None, "curve": curve,
@@ -243,3 +272,22 @@ class AveragedRecipe(HandOverRecipe):
 
     def trainer(self):
         return partial(train_overlapped, hand_over=True, average=self.average)
+
+
+@dataclass(frozen=True)
+class WeightedMaterialRecipe(AveragedRecipe):
+    """An averaged recipe whose learner is taught the workload's material term weighted
+    `material` times."""
+    material: float = 2.0
+
+    def check(self) -> Optional[str]:
+        why = super().check()
+        if why:
+            return why
+        if (not isinstance(self.material, (int, float)) or isinstance(self.material, bool)
+                or not 0.0 <= self.material <= 16.0):
+            return f"ALGORITHM.material is the material term's weight, in [0, 16]; got {self.material!r}"
+        return None
+
+    def trainer(self):
+        return partial(train_overlapped, hand_over=True, average=self.average, material=self.material)

@@ -38,6 +38,8 @@ def _summary(ca, rows: list, score: float) -> str:
         cores += f", then the learner on {sb['hand_over_threads']} once the games end"
     if r.get("average"):
         cores += f"; the agent scored: its weights' average, decaying by {r['average']:g} a round"
+    if r.get("material"):
+        cores += f"; the learner taught the material term x {r['material']:g}"
     text = f"`{r['version']}` x `{r['learner']}` ({cores}), reached {score:g} in {s['reached']}/{s['n']} seeds"
     if s.get("time_to_criterion_s"):
         q = s["time_to_criterion_s"]
