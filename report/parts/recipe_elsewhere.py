@@ -25,7 +25,8 @@ def chess_recipe_lines(ctx, name: str) -> List[str]:
             run = beyond[-1]["run_id"]
             rows = [r for r in beyond if r["run_id"] == run]
             out.append(f"- On the same machine, to {rows[0]['criterion']:g} (run {run}): "
-                       + _summary(ca, rows, rows[0]["criterion"]))
+                       + _summary(ca, rows, rows[0]["criterion"])
+                       + _against_base(ca, o, name, rows[0], rows[0]["criterion"]))
     return out
 
 
@@ -51,7 +52,8 @@ def _summary(ca, rows: list, score: float) -> str:
 
 
 def _seed_rows(o, name: str, run: str, pair: tuple) -> list:
-    return [r for r in o.rows("chess_algorithm") if r["run_id"] == run and r.get("algorithm") == name
+    every = o.rows("chess_algorithm") + o.beyond_ladder("chess_algorithm")     # the ladder's runs and the others
+    return [r for r in every if r["run_id"] == run and r.get("algorithm") == name
             and (r["version"], r["learner"]) == pair and r.get("seed") is not None and not r.get("error")]
 
 
@@ -60,9 +62,9 @@ def _base_of(name: str):
     return next((a.base for a in algorithms() if a.name == name), None)
 
 
-def _against_base(ca, o, name: str, r0: dict) -> str:
+def _against_base(ca, o, name: str, r0: dict, score: float = 0.75) -> str:
     """What the recipe bought over the rung below where the same run trained both on the pair:
-    the base's median time to 0.75 and rounds, and the factor of the two medians."""
+    the base's median time to the run's score and rounds, and the factor of the two medians."""
     pair, base = (r0["version"], r0["learner"]), _base_of(name)
     rows = _seed_rows(o, base, r0["run_id"], pair) if base else []
     if not rows:
@@ -73,7 +75,7 @@ def _against_base(ca, o, name: str, r0: dict) -> str:
         return ""
     t, q = s["time_to_criterion_s"], s["rounds_to_criterion"]
     return (f"; in the same run `{base}`, the rung below, took {ca._s(t[1])} [IQR {ca._s(t[0])}-{ca._s(t[2])}], "
-            f"{q[1]:,.0f} rounds, reaching 0.75 in {s['reached']}/{s['n']} seeds: "
+            f"{q[1]:,.0f} rounds, reaching {score:g} in {s['reached']}/{s['n']} seeds: "
             f"this recipe {t[1] / mine['time_to_criterion_s'][1]:.2f}x sooner (the ratio of the two medians)")
 
 
