@@ -205,7 +205,8 @@ def test_the_sweep_driver_runs_recipes_side_by_side(tmp_path):
     spec = {"base": {"version": RUNG, "learner": "l4c_native_chess", "max_rounds": 3,
                      "eval_every": 3, "eval_games": 8, "learning_starts": 0, "hidden": 64,
                      "envs": 8, "steps": 4, "batch_size": 16},
-            "recipes": {"x": {}, "y": {"gamma": 0.9, "n_step": 2}}, "seeds": [0]}
+            "recipes": {"x": {}, "y": {"gamma": 0.9, "n_step": 2},
+                        "z": {"average": 0.9, "material": 3.0}}, "seeds": [0]}
     f = tmp_path / "sweep.json"
     f.write_text(json.dumps(spec))
     env = dict(os.environ, STUDY_RESULTS_DIR=str(tmp_path / "res"))
@@ -214,12 +215,22 @@ def test_the_sweep_driver_runs_recipes_side_by_side(tmp_path):
     assert r.returncode == 0, r.stderr[-2000:]
     rows = [json.loads(x) for p in (tmp_path / "res").glob("*/chess_sweep.jsonl")
             for x in p.read_text().splitlines()]
-    assert sorted(x["recipe"] for x in rows) == ["x", "y"]
+    assert sorted(x["recipe"] for x in rows) == ["x", "y", "z"]
     assert {x["run_id"] for x in rows}.__len__() == 1 and all(x["beside"] == 2 for x in rows)
     assert all(x["rounds"] == 3 and len(x["curve"]) == 1 for x in rows)
+    by = {x["recipe"]: x for x in rows}                  # z: a12's and a13's loop, in turn
+    assert by["z"]["loop"] == {"side_by_side": "in turn", "average": 0.9, "material": 3.0}
+    assert "loop" not in by["x"] and "average" not in by["z"]["config"]
     bad = subprocess.run([sys.executable, "-m", "training.chess_sweep", str(f), "--jobs", "0"],
                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+    for wrong in ({"material": 17}, {"average": 1.0}, {"averag": 0.9}):
+        spec["recipes"]["z"] = wrong
+        f.write_text(json.dumps(spec))
+        bad = subprocess.run([sys.executable, "-m", "training.chess_sweep", str(f)],
+                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+        assert bad.returncode == 2 and bad.stderr.strip().startswith("chess_sweep: recipe z:"), bad.stderr
+        assert len(bad.stderr.strip().splitlines()) == 1
 
 
 def test_a_run_to_a_higher_score_is_recorded_with_it_and_read_apart_from_the_ladder(tmp_path):

@@ -13,6 +13,9 @@ the number of runs that ran beside each (`beside`). The seeds of a sweep are sea
     python -m training.chess_sweep SWEEP.json [--jobs K] [--wall-s S]
 
 SWEEP.json: {"base": {settings}, "recipes": {"name": {settings}, ...}, "seeds": [0]}.
+A recipe's settings are training/chess.py's, plus `average` and `material` (a12's and a13's:
+training/chess_overlap.py's loop, run in turn, one round behind as a9 to a13 play, on the
+recipe's one core).
 """
 from __future__ import annotations
 
@@ -27,17 +30,38 @@ from dataclasses import fields
 from core.errors import StudyError
 
 
+LOOP = ("average", "material")        # the side-by-side loop's own settings (a12, a13)
+
+
+def _split(name: str, settings: dict):
+    """A recipe's training settings and its loop's, each checked (StudyError: one line)."""
+    from .chess import ChessTrainConfig
+    from .chess_overlap import Average, MaterialWeight
+    loop = {k: settings[k] for k in LOOP if k in settings}
+    plain = {k: v for k, v in settings.items() if k not in LOOP}
+    known = {f.name for f in fields(ChessTrainConfig)}
+    bad = sorted(set(plain) - known)
+    if bad:
+        raise StudyError(f"recipe {name}: {', '.join(bad)} not chess training settings")
+    try:
+        if "average" in loop:
+            Average(loop["average"])
+        MaterialWeight(loop.get("material", 1.0))
+    except StudyError as e:
+        raise StudyError(f"recipe {name}: {e}") from None
+    return plain, loop
+
+
 def _one(name: str, settings: dict, seed: int, beside: int, wall_s: float) -> int:
     from core import results
     from .chess import ChessTrainConfig, train
-    known = {f.name for f in fields(ChessTrainConfig)}
-    bad = sorted(set(settings) - known)
-    if bad:
-        raise StudyError(f"recipe {name}: {', '.join(bad)} not chess training settings")
+    from .chess_overlap import train_overlapped
+    settings, loop = _split(name, settings)
     cfg = ChessTrainConfig(**{**settings, "seed": seed, "threads": 1, "workers": 1,
                               "budget_s": wall_s})
     t0 = time.perf_counter()
-    r = train(cfg, progress=lambda s: print(f"{name}: {s}", flush=True))
+    note = lambda s: print(f"{name}: {s}", flush=True)
+    r = train_overlapped(cfg, note, overlap=False, **loop) if loop else train(cfg, progress=note)
     reached = next((p for p in r["curve"] if p["score"] >= cfg.criterion), None)
     row = {"workload": "chess", "recipe": name, "version": cfg.version, "learner": cfg.learner,
            "seed": seed, "beside": beside, "config": r["config"], "rounds": r["rounds"],
@@ -46,6 +70,7 @@ def _one(name: str, settings: dict, seed: int, beside: int, wall_s: float) -> in
            "updates_to_criterion": reached["updates"] if reached else None,
            "best_score": r["best_score"], "train_s": r["train_s"], "wall_s": time.perf_counter() - t0,
            "round_gen_s": r["round_gen_s"], "round_learn_s": r["round_learn_s"],
+           **({"loop": {"side_by_side": "in turn", **loop}} if loop else {}),
            "curve": [{k: p[k] for k in ("round", "updates", "train_s", "score", "wins", "draws",
                                         "losses")} for p in r["curve"]]}
     results.append("chess_sweep", row)
@@ -67,6 +92,8 @@ def main(argv=None) -> int:
         base, recipes, seeds = spec.get("base", {}), spec["recipes"], spec.get("seeds", [0])
         if not (1 <= a.jobs <= 1024) or not (0 < a.wall_s <= 86400):
             raise StudyError("--jobs must be in [1, 1024] and --wall-s in (0, 86400]")
+        for n in recipes:
+            _split(n, {**base, **recipes[n]})
     except (OSError, ValueError, KeyError, StudyError) as e:
         print(f"chess_sweep: {e}", file=sys.stderr)
         return 2
