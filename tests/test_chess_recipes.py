@@ -17,6 +17,7 @@ import pytest
 from core.discover import get_learner, get_rung
 from core.errors import StudyError
 from tests.conftest import ROOT
+from tests.helpers import md_table
 
 RUNG = "v5c_blocked_sparse"
 
@@ -221,6 +222,12 @@ def test_the_sweep_driver_runs_recipes_side_by_side(tmp_path):
     by = {x["recipe"]: x for x in rows}                  # z: a12's and a13's loop, in turn
     assert by["z"]["loop"] == {"side_by_side": "in turn", "average": 0.9, "material": 3.0}
     assert "loop" not in by["x"] and "average" not in by["z"]["config"]
+    from report.context import Context
+    from report.parts.chess_sweeps import _table
+    (machine,) = [p.name for p in (tmp_path / "res").iterdir() if p.is_dir()]
+    c = Context(results_dir=tmp_path / "res", report_dir=tmp_path / "rep", machine=machine).for_workload("chess")
+    named = {r["Recipe"]: r for r in md_table(_table(c), "Sweep run")}
+    assert named["`z`"]["Settings (where not the sweep's common ones)"] == "average 0.9, material 3"
     bad = subprocess.run([sys.executable, "-m", "training.chess_sweep", str(f), "--jobs", "0"],
                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1

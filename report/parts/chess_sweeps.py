@@ -45,7 +45,7 @@ def sweep_table(c) -> str:
             "on this machine): each recipe's median rounds to its score over the search seeds (lowest-highest), "
             "its settings named where they differ from those most of its sweep's recipes share. A recipe enters the "
             "ladder only if it needs fewer rounds to 0.75, or as many at a cheaper round; a sweep to 0.9 "
-            "looks for the stretch's recipe.\n\n" + table + "\n")
+            "looks for the stretch's recipe, and gives each recipe's rounds to 0.75 as well, read from the same curves.\n\n" + table + "\n")
 
 
 def _table(c) -> str:
@@ -57,13 +57,21 @@ def _table(c) -> str:
         by: Dict[str, List[dict]] = {}
         for r in rows:
             by.setdefault(r["recipe"], []).append(r)
-        base = _common([rs[0]["config"] for rs in by.values()])
+        conf = lambda r: {**r["config"], **{k: v for k, v in r.get("loop", {}).items() if k != "side_by_side"}}
+        base = _common([conf(rs[0]) for rs in by.values()])
         for name, rs in by.items():
-            cfg = rs[0]["config"]
+            cfg = conf(rs[0])
             diff = ", ".join(f"{k} {cfg[k]:g}" if isinstance(cfg[k], float) else f"{k} {cfg[k]}"
                              for k in cfg if k not in SKIP and cfg.get(k) != base.get(k)) or "(the common settings)"
             done = sorted(r["rounds_to_criterion"] for r in rs if r.get("reached"))
             med = f"{statistics.median(done):,.0f} ({min(done):,}-{max(done):,})" if done else "-"
+            if cfg.get("criterion", LADDER_CRITERION) > LADDER_CRITERION:      # the ladder's score, from the curves
+                first = sorted(next((p["round"] for p in r["curve"] if p["score"] >= LADDER_CRITERION), None)
+                               or 10 ** 9 for r in rs)
+                got = [x for x in first if x < 10 ** 9]
+                if got:
+                    med += (f"; to {LADDER_CRITERION:g}: {statistics.median(first):,.0f} ({min(got):,}-{max(got):,})"
+                            if len(got) == len(first) else f"; to {LADDER_CRITERION:g}: {len(got)}/{len(first)} seeds")
             body.append((run, f"`{name}`", diff, f"{cfg.get('criterion', LADDER_CRITERION):g}",
                          ", ".join(str(r["seed"]) for r in rs), f"{len(done)}/{len(rs)}", med))
     if not body:
