@@ -237,6 +237,8 @@ def test_the_ladder_trains_a_side_by_side_recipe_with_its_own_loop(tmp_path):
     assert dataclasses.replace(by["a12_averaged_agent"], average=1.0).check().startswith("ALGORITHM.average")
     assert _trainer(by["a13_material_weighted"]).keywords == {"hand_over": True, "average": 0.97, "material": 3.0}
     assert dataclasses.replace(by["a13_material_weighted"], material=-1.0).check().startswith("ALGORITHM.material")
+    assert _trainer(by["a14_weight_for_stretch"]).keywords == {"hand_over": True, "average": 0.97, "material": 2.0}
+    assert by["a14_weight_for_stretch"].check() is None and by["a14_weight_for_stretch"].base == "a13_material_weighted"
     assert "training/chess_overlap.py" in by["a11_hand_over"].source_paths()
     env = dict(os.environ, STUDY_RESULTS_DIR=str(tmp_path), OMP_NUM_THREADS="1")
     cmd = [sys.executable, "-m", "harness", "algorithms", "--workload", "chess", "--algorithm",

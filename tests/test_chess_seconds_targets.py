@@ -126,6 +126,20 @@ def test_the_sweep_table_gives_each_recipes_median_rounds_and_what_it_changed(tm
     c = Context(results_dir=d, report_dir=tmp_path / "rep").for_workload("chess")
     rows = {r["Recipe"]: r for r in md_table(sweep_table(c), "Rounds to the score, median (range)")}
     assert rows["`s90`"]["Score"] == "0.9" and rows["`s90`"]["Settings (where not the sweep's common ones)"] == "(the common settings)"
+    # a sweep to 0.9 with its curves: the rounds to 0.75 read from them; a loop's settings named
+    curve = lambda first: [{"round": k, "score": 0.76 if k >= first else 0.6} for k in (100, 200, 300)]
+    for name, loop, firsts in (("m1", {"average": 0.97}, (200, 300)), ("m3", {"average": 0.97, "material": 3.0}, (100, 200))):
+        for seed, first in enumerate(firsts):
+            _append(d, "chess_sweep", {"workload": "chess", "recipe": name, "seed": seed, "reached": True,
+                                       "config": {**base, "criterion": 0.9}, "rounds_to_criterion": 900,
+                                       "loop": {"side_by_side": "in turn", **loop}, "curve": curve(first)},
+                    "20260106T000000-sweep14")
+    c = Context(results_dir=d, report_dir=tmp_path / "rep").for_workload("chess")
+    rows = {r["Recipe"]: r for r in md_table(sweep_table(c), "Rounds to the score, median (range)")}
+    assert rows["`m1`"]["Settings (where not the sweep's common ones)"] == "material 1"
+    assert rows["`m3`"]["Settings (where not the sweep's common ones)"] == "material 3"
+    assert rows["`m1`"]["Rounds to the score, median (range)"] == "900 (900-900); to 0.75: 250 (200-300)"
+    assert rows["`m3`"]["Rounds to the score, median (range)"] == "900 (900-900); to 0.75: 150 (100-200)"
 
 
 def test_an_estimate_gives_its_error_in_every_run_that_costed_and_trained_it(tmp_path):

@@ -15,12 +15,14 @@ SKIP = ("seed", "threads", "workers", "budget_s", "max_rounds", "device", "crite
 
 def _common(configs: List[dict]) -> dict:
     """Per setting, the value most of a sweep's recipes share (a tie: the earliest recipe's),
-    so that each recipe is named by what it changes, whichever finished first."""
+    so that each recipe is named by what it changes, whichever finished first; a setting no
+    two recipes share has no common value, and every recipe is named by its own."""
     out = {}
     for k in dict.fromkeys(k for cfg in configs for k in cfg):
         vals = [json.dumps(cfg.get(k), sort_keys=True) for cfg in configs]
         best = max(vals, key=lambda v: (vals.count(v), -vals.index(v)))
-        out[k] = json.loads(best)
+        if vals.count(best) > 1 or len(vals) == 1:
+            out[k] = json.loads(best)
     return out
 
 
@@ -57,7 +59,9 @@ def _table(c) -> str:
         by: Dict[str, List[dict]] = {}
         for r in rows:
             by.setdefault(r["recipe"], []).append(r)
-        conf = lambda r: {**r["config"], **{k: v for k, v in r.get("loop", {}).items() if k != "side_by_side"}}
+        def conf(r):          # the loop's settings too (a12, a13), its material weight 1 unless set
+            loop = {k: v for k, v in r.get("loop", {}).items() if k != "side_by_side"}
+            return {**r["config"], **loop, **({"material": 1.0} if loop and "material" not in loop else {})}
         base = _common([conf(rs[0]) for rs in by.values()])
         for name, rs in by.items():
             cfg = conf(rs[0])
@@ -65,7 +69,8 @@ def _table(c) -> str:
                              for k in cfg if k not in SKIP and cfg.get(k) != base.get(k)) or "(the common settings)"
             done = sorted(r["rounds_to_criterion"] for r in rs if r.get("reached"))
             med = f"{statistics.median(done):,.0f} ({min(done):,}-{max(done):,})" if done else "-"
-            if cfg.get("criterion", LADDER_CRITERION) > LADDER_CRITERION:      # the ladder's score, from the curves
+            if cfg.get("criterion", LADDER_CRITERION) > LADDER_CRITERION and all(r.get("curve") for r in rs):
+                # the ladder's score, from the same curves
                 first = sorted(next((p["round"] for p in r["curve"] if p["score"] >= LADDER_CRITERION), None)
                                or 10 ** 9 for r in rs)
                 got = [x for x in first if x < 10 ** 9]

@@ -24,9 +24,20 @@ def chess_recipe_lines(ctx, name: str) -> List[str]:
         if beyond:
             run = beyond[-1]["run_id"]
             rows = [r for r in beyond if r["run_id"] == run]
-            out.append(f"- On the same machine, to {rows[0]['criterion']:g} (run {run}): "
-                       + _summary(ca, rows, rows[0]["criterion"])
-                       + _against_base(ca, o, name, rows[0], rows[0]["criterion"]))
+            score = rows[0]["criterion"]
+            against = _against_base(ca, o, name, rows[0], score)
+            where = ("the same machine" if name in runs and not runs[name][0].get("error")
+                     else f"{o.machine_line} (results/{o.machine}/)")
+            out.append(f"- On {where}, to {score:g} (run {run}): "
+                       + _summary(ca, rows, score) + against)
+            if not against:                    # the newest run to that score that trained the rung below too
+                both = [r["run_id"] for r in beyond if r["criterion"] == score
+                        and _against_base(ca, o, name, r, score)]
+                if both:
+                    old = [r for r in beyond if r["run_id"] == both[-1]]
+                    out.append(f"- In the newest run to {score:g} there that trained it beside `{_base_of(name)}` "
+                               f"(run {both[-1]}): " + _summary(ca, old, score)
+                               + _against_base(ca, o, name, old[0], score))
     return out
 
 
