@@ -52,7 +52,9 @@ def _summary(ca, rows: list, score: float) -> str:
         cores += f"; the agent scored: its weights' average, decaying by {r['average']:g} a round"
     if r.get("material"):
         cores += f"; the learner taught the material term x {r['material']:g}"
-    text = f"`{r['version']}` x `{r['learner']}` ({cores}), reached {score:g} in {s['reached']}/{s['n']} seeds"
+    from report.data import stale_mark
+    text = (f"`{r['version']}` x `{r['learner']}` ({cores}){stale_mark(r)}, reached {score:g} in "
+            f"{s['reached']}/{s['n']} seeds")
     if s.get("time_to_criterion_s"):
         q = s["time_to_criterion_s"]
         text += f"; time to it {ca._s(q[1])} [IQR {ca._s(q[0])}-{ca._s(q[2])}]"
