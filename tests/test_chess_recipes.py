@@ -231,7 +231,7 @@ def test_the_sweep_driver_runs_recipes_side_by_side(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "training.chess_sweep", str(f), "--jobs", "0"],
                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
-    for wrong in ({"material": 17}, {"average": 1.0}, {"averag": 0.9}):
+    for wrong in ({"material": 17}, {"average": 1.0}, {"averag": 0.9}, {"average": "x"}, {"material": None}):
         spec["recipes"]["z"] = wrong
         f.write_text(json.dumps(spec))
         bad = subprocess.run([sys.executable, "-m", "training.chess_sweep", str(f)],

@@ -43,6 +43,9 @@ def _split(name: str, settings: dict):
     bad = sorted(set(plain) - known)
     if bad:
         raise StudyError(f"recipe {name}: {', '.join(bad)} not chess training settings")
+    for k, v in loop.items():
+        if not isinstance(v, (int, float)) or isinstance(v, bool):
+            raise StudyError(f"recipe {name}: {k} must be a number, got {v!r}")
     try:
         if "average" in loop:
             Average(loop["average"])

@@ -50,6 +50,12 @@ def sweep_table(c) -> str:
             "looks for the stretch's recipe, and gives each recipe's rounds to 0.75 as well, read from the same curves.\n\n" + table + "\n")
 
 
+def _settings(row: dict) -> dict:
+    """A sweep row's settings: its config, and its loop's (a12, a13), the material weight 1 unless set."""
+    loop = {k: v for k, v in row.get("loop", {}).items() if k != "side_by_side"}
+    return {**row["config"], **loop, **({"material": 1.0} if loop and "material" not in loop else {})}
+
+
 def _table(c) -> str:
     runs: Dict[str, List[dict]] = {}
     for r in c.rows("chess_sweep"):
@@ -59,12 +65,9 @@ def _table(c) -> str:
         by: Dict[str, List[dict]] = {}
         for r in rows:
             by.setdefault(r["recipe"], []).append(r)
-        def conf(r):          # the loop's settings too (a12, a13), its material weight 1 unless set
-            loop = {k: v for k, v in r.get("loop", {}).items() if k != "side_by_side"}
-            return {**r["config"], **loop, **({"material": 1.0} if loop and "material" not in loop else {})}
-        base = _common([conf(rs[0]) for rs in by.values()])
+        base = _common([_settings(rs[0]) for rs in by.values()])
         for name, rs in by.items():
-            cfg = conf(rs[0])
+            cfg = _settings(rs[0])
             diff = ", ".join(f"{k} {cfg[k]:g}" if isinstance(cfg[k], float) else f"{k} {cfg[k]}"
                              for k in cfg if k not in SKIP and cfg.get(k) != base.get(k)) or "(the common settings)"
             done = sorted(r["rounds_to_criterion"] for r in rs if r.get("reached"))

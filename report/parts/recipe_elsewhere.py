@@ -12,7 +12,8 @@ def chess_recipe_lines(ctx, name: str) -> List[str]:
     out = []
     for o in other_contexts(ctx, "chess_algorithm"):
         runs = ca.ladder_runs(o)
-        if name in runs and not runs[name][0].get("error"):
+        laddered = name in runs and not runs[name][0].get("error")
+        if laddered:
             r0 = runs[name][0]
             out.append(f"- On {o.machine_line} (results/{o.machine}/, run {r0['run_id']}): "
                        + _summary(ca, runs[name], 0.75) + _cost(o, name, r0) + _against_base(ca, o, name, r0))
@@ -26,13 +27,12 @@ def chess_recipe_lines(ctx, name: str) -> List[str]:
             rows = [r for r in beyond if r["run_id"] == run]
             score = rows[0]["criterion"]
             against = _against_base(ca, o, name, rows[0], score)
-            where = ("the same machine" if name in runs and not runs[name][0].get("error")
-                     else f"{o.machine_line} (results/{o.machine}/)")
+            where = "the same machine" if laddered else f"{o.machine_line} (results/{o.machine}/)"
             out.append(f"- On {where}, to {score:g} (run {run}): "
                        + _summary(ca, rows, score) + against)
             if not against:                    # the newest run to that score that trained the rung below too
-                both = [r["run_id"] for r in beyond if r["criterion"] == score
-                        and _against_base(ca, o, name, r, score)]
+                firsts = {r["run_id"]: r for r in reversed(beyond) if r["criterion"] == score}   # a row a run
+                both = [run for run in sorted(firsts) if _against_base(ca, o, name, firsts[run], score)]
                 if both:
                     old = [r for r in beyond if r["run_id"] == both[-1]]
                     out.append(f"- In the newest run to {score:g} there that trained it beside `{_base_of(name)}` "
