@@ -2,7 +2,8 @@
 (report/parts/recipe_elsewhere.py), on synthetic rows: the newest ladder run with the factor
 on the rung below in that run; a run to a higher score, with the rung below where the same run
 trained it, else the newest such run named apart; the machine named where no ladder line
-comes first; and a row whose code has changed since marked."""
+comes first; a row whose code has changed since marked; and a run that trained the recipe on two learners
+(--also-learner), a line each, the second with the factor on the first."""
 from __future__ import annotations
 
 from tests.test_chess_knobs_report import FAST, _append
@@ -12,10 +13,10 @@ LADDER, S1, S2 = "20260101T000000-ladder", "20260102T000000-stretch1", "20260103
 A12, A13, A14 = "a12_averaged_agent", "a13_material_weighted", "a14_weight_for_stretch"
 
 
-def _runs(d, recipe, run, rounds, times, criterion=None, code=None):
+def _runs(d, recipe, run, rounds, times, criterion=None, code=None, learner=FAST[1]):
     for i, t in enumerate(times):
         _append(d, "chess_algorithm", {
-            "workload": "chess", "algorithm": recipe, "version": FAST[0], "learner": FAST[1],
+            "workload": "chess", "algorithm": recipe, "version": FAST[0], "learner": learner,
             "seed": 100 + i, "reached": True, "rounds_to_criterion": rounds, "time_to_criterion_s": t,
             "updates_to_criterion": 4 * rounds, "flops": 1e9, "threads": 2, "workers": 2,
             "settings": {"envs": 512, "steps": 4}, "learner_check": {"status": "passed", "checks": []},
@@ -53,3 +54,24 @@ def test_each_line_gives_the_rung_below_from_one_run(tmp_path):
     assert only.startswith("- On ") and f"(results/{other}/), to 0.9 (run {S2})" in only
     assert f"in the same run `{A13}`, the rung below, took 13 s" in only and "1.25x sooner" in only
     assert all("†" not in x for x in lines[A12] + lines[A14])
+
+
+def test_a_run_on_two_learners_gives_a_line_each(tmp_path):
+    from report.context import Context
+    from report.parts.recipe_elsewhere import chess_recipe_lines
+    src, d = tmp_path / "src", tmp_path / "res"
+    d.mkdir()
+    _runs(src, A13, S1, 720, [12.0] * 5, criterion=0.9)
+    _runs(src, A14, S1, 650, [10.4] * 5, criterion=0.9)
+    _runs(src, A14, S2, 650, [10.4] * 5, criterion=0.9)
+    _runs(src, A14, S2, 650, [9.6, 9.7, 9.8, 9.9, 10.0], criterion=0.9, learner="l4m_rows_out")
+    _as_other_machine(src, d)
+    _append(d, "throughput", {"workload": "cartpole", "version": "v1_python"}, LADDER)
+    ctx = Context(results_dir=d, report_dir=tmp_path / "rep").for_workload("chess")
+    first, beside, second = chess_recipe_lines(ctx, A14)
+    assert f"to 0.9 (run {S2})" in first and f"x `{FAST[1]}`" in first and "5/5 seeds" in first
+    assert f"(run {S1})" in beside and f"`{A13}`, the rung below, took 12 s" in beside
+    assert second.startswith(f"- On the same machine, to 0.9 (run {S2}):") and "`l4m_rows_out`" in second
+    assert "time to it 9.8 s" in second and "5/5 seeds" in second                 # its own seeds only
+    assert f"in the same run on `{FAST[0]}` x `{FAST[1]}` it took 10.4 s" in second
+    assert "this pair 1.06x sooner" in second

@@ -26,18 +26,22 @@ def chess_recipe_lines(ctx, name: str) -> List[str]:
             run = beyond[-1]["run_id"]
             rows = [r for r in beyond if r["run_id"] == run]
             score = rows[0]["criterion"]
-            against = _against_base(ca, o, name, rows[0], score)
-            where = "the same machine" if laddered else f"{o.machine_line} (results/{o.machine}/)"
-            out.append(f"- On {where}, to {score:g} (run {run}): "
-                       + _summary(ca, rows, score) + against)
-            if not against:                    # the newest run to that score that trained the rung below too
-                firsts = {r["run_id"]: r for r in reversed(beyond) if r["criterion"] == score}   # a row a run
-                both = [run for run in sorted(firsts) if _against_base(ca, o, name, firsts[run], score)]
-                if both:
-                    old = [r for r in beyond if r["run_id"] == both[-1]]
-                    out.append(f"- In the newest run to {score:g} there that trained it beside `{_base_of(name)}` "
-                               f"(run {both[-1]}): " + _summary(ca, old, score)
-                               + _against_base(ca, o, name, old[0], score))
+            pairs = list(dict.fromkeys((r["version"], r["learner"]) for r in rows))   # a line each
+            for i, pair in enumerate(pairs):
+                mine = [r for r in rows if (r["version"], r["learner"]) == pair]
+                against = _against_base(ca, o, name, mine[0], score)
+                where = ("the same machine" if laddered or i else f"{o.machine_line} (results/{o.machine}/)")
+                other = ("" if not i else _against_pair(ca, mine, [r for r in rows if (r["version"], r["learner"]) == pairs[0]]))
+                out.append(f"- On {where}, to {score:g} (run {run}): " + _summary(ca, mine, score) + against + other)
+                if not against:                # the newest run to that score that trained the rung below too
+                    firsts = {r["run_id"]: r for r in reversed(beyond)
+                              if r["criterion"] == score and (r["version"], r["learner"]) == pair}   # a row a run
+                    both = [run for run in sorted(firsts) if _against_base(ca, o, name, firsts[run], score)]
+                    if both:
+                        old = [r for r in beyond if r["run_id"] == both[-1] and (r["version"], r["learner"]) == pair]
+                        out.append(f"- In the newest run to {score:g} there that trained it beside `{_base_of(name)}` "
+                                   f"(run {both[-1]}): " + _summary(ca, old, score)
+                                   + _against_base(ca, o, name, old[0], score))
     return out
 
 
@@ -62,6 +66,18 @@ def _summary(ca, rows: list, score: float) -> str:
         q = s["rounds_to_criterion"]
         text += f", {q[1]:,.0f} rounds [IQR {q[0]:,.0f}-{q[2]:,.0f}]"
     return text
+
+
+def _against_pair(ca, mine: list, first: list) -> str:
+    """The same recipe, in the same run, on the run's first pair (--also-learner): the factor
+    of the two medians, the learner (or rung) the only difference."""
+    a, b = ca._stats(mine), ca._stats(first)
+    if not (a.get("time_to_criterion_s") and b.get("time_to_criterion_s")):
+        return ""
+    t = b["time_to_criterion_s"]
+    return (f"; in the same run on `{first[0]['version']}` x `{first[0]['learner']}` it took {ca._s(t[1])} "
+            f"[IQR {ca._s(t[0])}-{ca._s(t[2])}]: this pair {t[1] / a['time_to_criterion_s'][1]:.2f}x sooner "
+            "(the ratio of the two medians)")
 
 
 def _seed_rows(o, name: str, run: str, pair: tuple) -> list:
