@@ -172,8 +172,8 @@ def test_an_estimate_takes_the_median_of_its_cost_runs_between_the_seeds(tmp_pat
 
 def test_the_stretch_takes_the_best_run_to_the_higher_score_with_its_overrides(tmp_path):
     """Rows with a criterion above the ladder's: the group (run, recipe, pair, overrides)
-    with the lowest median time, against the same 10 s over >= 5 seeds; the ladder's own
-    rows never enter it, nor it the ladder."""
+    with the lowest median time, against the same 10 s over >= 5 seeds, with that group's
+    medians in every run that trained it; the ladder's own rows never enter it, nor it the ladder."""
     from report.context import Context
     from report.parts import chess_ladder_data as ca
     from report.parts.chess_seconds_targets import _stretch
@@ -181,7 +181,8 @@ def test_the_stretch_takes_the_best_run_to_the_higher_score_with_its_overrides(t
     _seeds(d, "a8_48_units", L4F, 400, [7.0] * 5, COST)                        # the ladder's (0.75)
     for run, times, over in (("20260105T000000-s1", [20.0, 18.0, 19.0, 21.0, 17.0], {}),
                              ("20260106T000000-s2", [9.0, 9.5, 8.0, 12.0, 9.9], {"n_step": 2}),
-                             ("20260107T000000-s3", [30.0] * 5, {})):
+                             ("20260107T000000-s3", [30.0] * 5, {}),
+                             ("20260108T000000-s4", [11.0] * 5, {"n_step": 2})):
         for i, t in enumerate(times):
             _append(d, "chess_algorithm", {
                 "workload": "chess", "algorithm": "a8_48_units", "version": FAST[0], "learner": L4F,
@@ -192,7 +193,8 @@ def test_the_stretch_takes_the_best_run_to_the_higher_score_with_its_overrides(t
     text = _stretch(c, ca)
     assert "a score of 0.9 " in text and "with n_step 2" in text and "20260106T000000-s2" in text
     assert numbers(text[text.index("n_step 2,") + 9:])[:4] == [9.5, 9, 9.9, 1002]    # median, IQR, rounds
-    assert "the best of 3 runs" in text and text.endswith("**met**")
+    assert "the best of 4 runs" in text and "**met**; in the 2 runs that trained it to 0.9" in text
+    assert text.endswith("its median ranged 9.5 s-11 s, at most 10 s in 1 of them")   # the same group's runs
     assert {r["run_id"] for r in c.rows("chess_algorithm")} == {COST}
     assert ca.medians_by_run(c, "a8_48_units", FAST[0], L4F) == [7.0]
 

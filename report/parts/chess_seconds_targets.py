@@ -66,10 +66,18 @@ def _stretch(c, ca) -> str:
     with_ = f" with {', '.join(f'{k} {v:g}' for k, v in over)}" if over else ""
     runs = len({k[0] for k in groups})
     level = " (a one-ply material-greedy mover's level)" if crit == STRETCH else ""
+    same = [m for m in (ca._stats(gg)["time_to_criterion_s"] for k, gg in groups.items()
+                        if k[1:] == (name, version, learner, over) and gg[0]["criterion"] == crit) if m]
+    spread = ""
+    if len(same) > 1:                  # the same recipe x pair in every run to that score
+        ms = [m[1] for m in same]
+        spread = (f"; in the {len(ms)} runs that trained it to {crit:g} its median ranged "
+                  f"{ca._s(min(ms))}-{ca._s(max(ms))}, at most {SECONDS:g} s in {sum(m <= SECONDS for m in ms)} "
+                  "of them")
     return (f"stretch, a score of {crit:g}{level} in a median of at "
             f"most {SECONDS:g} s over >= {MIN_SEEDS} unseen seeds: `{version}` x `{learner}` x `{name}`{with_}, "
             f"{got}, {s['reached']}/{s['n']} seeds within the budget (run {run}"
-            + (f", the best of {runs} runs to it" if runs > 1 else "") + f"), {_met(ok)}")
+            + (f", the best of {runs} runs to it" if runs > 1 else "") + f"), {_met(ok)}{spread}")
 
 
 def _over(c, ca, got) -> str:
