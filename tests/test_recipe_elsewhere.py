@@ -10,6 +10,7 @@ from tests.test_chess_knobs_report import FAST, _append
 from tests.test_chess_seconds_targets import _as_other_machine
 
 LADDER, S1, S2 = "20260101T000000-ladder", "20260102T000000-stretch1", "20260103T000000-stretch2"
+S3 = "20260104T000000-stretch3"
 A12, A13, A14 = "a12_averaged_agent", "a13_material_weighted", "a14_weight_for_stretch"
 
 
@@ -75,3 +76,9 @@ def test_a_run_on_two_learners_gives_a_line_each(tmp_path):
     assert "time to it 9.8 s" in second and "5/5 seeds" in second                 # its own seeds only
     assert f"in the same run on `{FAST[0]}` x `{FAST[1]}` it took 10.4 s" in second
     assert "this pair 1.06x sooner" in second
+    _runs(src, A14, S3, 650, [10.0] * 5, criterion=0.9)                       # the first pair the quicker
+    _runs(src, A14, S3, 650, [12.0] * 5, criterion=0.9, learner="l4m_rows_out")
+    _as_other_machine(src, d)
+    ctx = Context(results_dir=d, report_dir=tmp_path / "rep").for_workload("chess")
+    second = chess_recipe_lines(ctx, A14)[-1]
+    assert f"(run {S3})" in second and f"`{FAST[1]}` 1.20x sooner than this pair" in second

@@ -74,10 +74,11 @@ def _against_pair(ca, mine: list, first: list) -> str:
     a, b = ca._stats(mine), ca._stats(first)
     if not (a.get("time_to_criterion_s") and b.get("time_to_criterion_s")):
         return ""
-    t = b["time_to_criterion_s"]
+    t, mine = b["time_to_criterion_s"], a["time_to_criterion_s"][1]
+    who = (f"this pair {t[1] / mine:.2f}x sooner" if mine <= t[1] else
+           f"`{first[0]['learner']}` {mine / t[1]:.2f}x sooner than this pair")
     return (f"; in the same run on `{first[0]['version']}` x `{first[0]['learner']}` it took {ca._s(t[1])} "
-            f"[IQR {ca._s(t[0])}-{ca._s(t[2])}]: this pair {t[1] / a['time_to_criterion_s'][1]:.2f}x sooner "
-            "(the ratio of the two medians)")
+            f"[IQR {ca._s(t[0])}-{ca._s(t[2])}]: {who} (the ratio of the two medians)")
 
 
 def _seed_rows(o, name: str, run: str, pair: tuple) -> list:
