@@ -3,7 +3,7 @@
 on the rung below in that run; a run to a higher score, with the rung below where the same run
 trained it, else the newest such run named apart; the machine named where no ladder line
 comes first; a row whose code has changed since marked; and a run that trained the recipe on two learners
-(--also-learner), a line each, the second with the factor on the first."""
+(--also-learner), a line each, the second with the factor on the first, at 0.75 as at 0.9."""
 from __future__ import annotations
 
 from tests.test_chess_knobs_report import FAST, _append
@@ -82,3 +82,24 @@ def test_a_run_on_two_learners_gives_a_line_each(tmp_path):
     ctx = Context(results_dir=d, report_dir=tmp_path / "rep").for_workload("chess")
     second = chess_recipe_lines(ctx, A14)[-1]
     assert f"(run {S3})" in second and f"`{FAST[1]}` 1.20x sooner than this pair" in second
+
+
+def test_a_ladder_run_on_a_second_learner_gives_its_own_line(tmp_path):
+    """--also-learner at 0.75: the recipe's seeds on the other learner, a line of their own
+    after the ladder's, with the factor on the ladder's pair in the same run."""
+    from report.context import Context
+    from report.parts.recipe_elsewhere import chess_recipe_lines
+    src, d = tmp_path / "src", tmp_path / "res"
+    d.mkdir()
+    _runs(src, A12, LADDER, 400, [8.0] * 5)
+    _runs(src, A13, LADDER, 250, [4.0] * 5)
+    _runs(src, A13, LADDER, 250, [3.0, 3.2, 3.1, 3.3, 3.4], learner="l4n_compressed_legal")
+    _as_other_machine(src, d)
+    _append(d, "throughput", {"workload": "cartpole", "version": "v1_python"}, LADDER)
+    ctx = Context(results_dir=d, report_dir=tmp_path / "rep").for_workload("chess")
+    ladder, other = chess_recipe_lines(ctx, A13)
+    assert f"x `{FAST[1]}`" in ladder and "time to it 4 s" in ladder and "this recipe 2.00x sooner" in ladder
+    assert other.startswith(f"- On the same machine, to 0.75 on another learner (run {LADDER}):")
+    assert "`l4n_compressed_legal`" in other and "time to it 3.2 s" in other
+    assert f"in the same run on `{FAST[0]}` x `{FAST[1]}` it took 4 s" in other and "this pair 1.25x sooner" in other
+    assert len(chess_recipe_lines(ctx, A12)) == 1                    # a12 was not trained on it

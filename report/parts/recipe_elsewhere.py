@@ -20,6 +20,11 @@ def chess_recipe_lines(ctx, name: str) -> List[str]:
             also = _newest_with_base(ca, o, name, r0)
             if also:
                 out.append(also)
+            for (recipe, version, learner), rows in ca.learner_runs(o).items():   # --also-learner
+                if recipe == name and rows and not rows[0].get("error"):
+                    mine = _seed_rows(o, name, rows[0]["run_id"], (r0["version"], r0["learner"]))
+                    out.append(f"- On the same machine, to 0.75 on another learner (run {rows[0]['run_id']}): "
+                               + _summary(ca, rows, 0.75) + (_against_pair(ca, rows, mine) if mine else ""))
         beyond = [r for r in o.beyond_ladder("chess_algorithm")
                   if r.get("algorithm") == name and r.get("seed") is not None]
         if beyond:
