@@ -31,12 +31,14 @@ def chess_recipe_lines(ctx, name: str) -> List[str]:
             run = beyond[-1]["run_id"]
             rows = [r for r in beyond if r["run_id"] == run]
             score = rows[0]["criterion"]
-            pairs = list(dict.fromkeys((r["version"], r["learner"]) for r in rows))   # a line each
-            for i, pair in enumerate(pairs):
-                mine = [r for r in rows if (r["version"], r["learner"]) == pair]
+            by_pair = {}                       # a line each pair (--also-learner), in the run's order
+            for r in rows:
+                by_pair.setdefault((r["version"], r["learner"]), []).append(r)
+            first = next(iter(by_pair.values()))
+            for i, (pair, mine) in enumerate(by_pair.items()):
                 against = _against_base(ca, o, name, mine[0], score)
                 where = ("the same machine" if laddered or i else f"{o.machine_line} (results/{o.machine}/)")
-                other = ("" if not i else _against_pair(ca, mine, [r for r in rows if (r["version"], r["learner"]) == pairs[0]]))
+                other = _against_pair(ca, mine, first) if i else ""
                 out.append(f"- On {where}, to {score:g} (run {run}): " + _summary(ca, mine, score) + against + other)
                 if not against:                # the newest run to that score that trained the rung below too
                     firsts = {r["run_id"]: r for r in reversed(beyond)
@@ -79,9 +81,9 @@ def _against_pair(ca, mine: list, first: list) -> str:
     a, b = ca._stats(mine), ca._stats(first)
     if not (a.get("time_to_criterion_s") and b.get("time_to_criterion_s")):
         return ""
-    t, mine = b["time_to_criterion_s"], a["time_to_criterion_s"][1]
-    who = (f"this pair {t[1] / mine:.2f}x sooner" if mine <= t[1] else
-           f"`{first[0]['learner']}` {mine / t[1]:.2f}x sooner than this pair")
+    t, own = b["time_to_criterion_s"], a["time_to_criterion_s"][1]
+    who = (f"this pair {t[1] / own:.2f}x sooner" if own <= t[1] else
+           f"`{first[0]['learner']}` {own / t[1]:.2f}x sooner than this pair")
     return (f"; in the same run on `{first[0]['version']}` x `{first[0]['learner']}` it took {ca._s(t[1])} "
             f"[IQR {ca._s(t[0])}-{ca._s(t[2])}]: {who} (the ratio of the two medians)")
 
