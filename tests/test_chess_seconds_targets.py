@@ -170,6 +170,40 @@ def test_an_estimate_takes_the_median_of_its_cost_runs_between_the_seeds(tmp_pat
     assert "the median of 5 cost runs between the seeds, 19 ms-30 ms" in l4f
 
 
+def _costed_between_seeds(d, run, mean_s):
+    """a8 on L4F costed five times between the seeds, each cost run's mean round mean_s."""
+    for k in range(5):
+        _append(d, "chess_algorithm_cost", {"workload": "chess", "algorithm": "a8_48_units", "version": FAST[0],
+                                            "learner": L4F, "round_s": 0.9 * mean_s, "round_mean_s": mean_s,
+                                            **({"repeat": k} if k else {})}, run)
+
+
+def test_the_estimates_of_every_run_pooled_say_whether_the_method_leans(tmp_path):
+    """Every run costed the current way (cost runs between the seeds, their mean round) gives one
+    estimate error; their median, spread and count within 10%, and the cost a round's own part.
+    A run costed once (the older way) is left out of the pool. Errors of +0%, +25% and -20%:
+    median 0, the method does not lean; all +30%: it does."""
+    def pooled(errors, tag):
+        d = tmp_path / tag
+        _ladder(d, [8.0] * 5)                                         # costed once: out of the pool
+        for i, e in enumerate(errors):
+            run = f"2026020{i + 1}T000000-{tag}"
+            _costed_between_seeds(d, run, 0.02 * (1 + e))             # 400 rounds x 20 ms = 8 s measured
+            _seeds(d, "a8_48_units", L4F, 400, [8.0] * 5, run)
+        got, line = _targets(d, tmp_path / f"rep-{tag}")
+        est = got["each estimate within 10%"]
+        return est[est.index("over every run"):]
+
+    even = pooled([0.0, 0.25, -0.2], "even")
+    assert "(the cost runs between the seeds, their mean round: 3 estimates)" in even
+    assert "median +0% (-20% to +25%, within 10% in 1)" in even
+    assert "the complete runs' own (median over seeds) median +0% (-20% to +25%)" in even
+    assert "does not lean either way" in even
+    leaning = pooled([0.3, 0.3, 0.3], "lean")
+    assert "median +30% (+30% to +30%, within 10% in 0)" in leaning and "leans one way" in leaning
+    assert "does not lean" not in leaning
+
+
 def test_the_stretch_takes_the_best_run_to_the_higher_score_with_its_overrides(tmp_path):
     """Rows with a criterion above the ladder's: the group (run, recipe, pair, overrides)
     with the lowest median time, against the same 10 s over >= 5 seeds, with that group's

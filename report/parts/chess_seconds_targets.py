@@ -201,6 +201,40 @@ def _estimates(c, ca, crun) -> List[str]:
     return out
 
 
+def _pooled(c, ca) -> str:
+    """Every estimate of the machine at once: each run that costed and trained a recipe x pair
+    gives one (estimate / measured - 1); their median says whether the estimate leans one way
+    (a bias of the method), their spread how far one run's drift carries it. Beside it, the
+    part that is the cost a round alone: the cost runs' seconds a round against the complete
+    runs' own (each seed's time / its rounds, median over seeds). Only the method the
+    estimates use now counts: the cost run repeated between the seeds, its round the mean
+    (report/cost_repeats.py); earlier runs measured the cost otherwise."""
+    offs, costs = [], []
+    for run, keyed in ca.cost_runs(c).items():
+        for key, cost in keyed.items():
+            got = _off(c, run, key, cost)
+            if not got or len(cost.get("repeats_round_s") or []) < 2 or "round_parts_s" not in cost:
+                continue
+            offs.append(got[0] / got[1] - 1.0)
+            own = statistics.median(r["time_to_criterion_s"] / r["rounds_to_criterion"]
+                                    for r in c.rows("chess_algorithm") if r["run_id"] == run
+                                    and r.get("reached") and (r["algorithm"], r["version"], r["learner"]) == key)
+            costs.append(cost["round_s"] / own - 1.0)
+    if len(offs) < 3:
+        return ""
+    pct = lambda x: f"{100 * x:+.0f}%"
+    return (f"; over every run of this machine that costed and trained a recipe x pair this way (the cost "
+            f"runs between the seeds, their mean round: {len(offs)} estimates), "
+            f"the estimate's error has median {pct(statistics.median(offs))} ({pct(min(offs))} to "
+            f"{pct(max(offs))}, within {100 * ESTIMATE_OFF:.0f}% in {sum(abs(o) <= ESTIMATE_OFF for o in offs)}), "
+            f"and the cost runs' seconds a round against the complete runs' own (median over seeds) "
+            f"median {pct(statistics.median(costs))} ({pct(min(costs))} to {pct(max(costs))}): " + (
+                "the method does not lean either way (its median error within half the target's margin); "
+                "a miss is the machine's speed moving between a cost run and the seeds beside it"
+                if abs(statistics.median(offs)) <= ESTIMATE_OFF / 2 else
+                "the method leans one way (its median error beyond half the target's margin)"))
+
+
 def seconds_targets(c, got, where: str = "") -> str:
     """One paragraph: each target, met or not (got: chess_algorithms.knob_chain(c)); `where`
     names another machine than the report's (its paragraph then leaves out the others')."""
@@ -211,7 +245,8 @@ def seconds_targets(c, got, where: str = "") -> str:
     est = _estimates(c, ca, crun) if crun else []
     if est:
         parts.append(f"each estimate within {100 * ESTIMATE_OFF:.0f}% of the complete runs of its cost run "
-                     f"(run {crun}; median rounds x cost a round against the median time): " + "; ".join(est))
+                     f"(run {crun}; median rounds x cost a round against the median time): " + "; ".join(est)
+                     + _pooled(c, ca))
     if not parts:
         return ""
     return (f"**Chess in seconds, its targets** ({where or 'the machine above'}, 2 cores): "
