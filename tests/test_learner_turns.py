@@ -81,3 +81,42 @@ def test_paired_ratio_only_for_rows_timed_in_turns_with_each_other():
     assert paired_ratio({**slow, "run_id": "s"}, fast) is None
     assert paired_ratio({k: v for k, v in slow.items() if k != "interleaved_with"}, fast) is None
     assert paired_ratio(slow, {**fast, "update_samples_s": [1.0, 1.0]}) is None
+
+
+class _Clocked(_Impl):
+    """A native round's phase clock: profile(True) starts it afresh, profile() reads seconds
+    a phase since then (here 1 ms and 3 ms an update), profile(False) stops it."""
+
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self.on, self.t = False, {}
+
+    def profile(self, on=None):
+        if on is not None:
+            self.on, self.t = bool(on), {"rows_forward_loss": 0.0, "adamw_target_sums": 0.0}
+        return dict(self.t)
+
+    def learn(self, n, losses=None):
+        super().learn(n, losses)
+        if self.on:
+            self.t["rows_forward_loss"] += 1e-3 * n
+            self.t["adamw_target_sums"] += 3e-3 * n
+
+
+def test_a_native_rounds_phase_clock_is_read_after_the_turns_and_named_so():
+    from training.cost import measure_learners
+
+    class Clocked(_Learner):
+        def make(self, cfg, replay):
+            self.impl = _Clocked(self.name, self.log, **self.kw)
+            return self.impl
+    log = []
+    a, b = Clocked("a", log), _Learner("b", log)
+    out = measure_learners([(a, LearnConfig()), (b, LearnConfig())], updates_per_round=4, n_updates=8,
+                           reps=3, budget_s=0.0)
+    assert out["a"]["phase_method"] == "clock"
+    assert out["a"]["phase_s"] == pytest.approx({"rows_forward_loss": 1e-3, "adamw_target_sums": 3e-3})
+    assert a.impl.on is False                                  # the clock is stopped after its samples
+    assert out["b"]["phase_s"] is None and "phase_method" not in out["b"]
+    assert not measure_learners([(Clocked("c", []), LearnConfig())], n_updates=8, reps=2, budget_s=0.0,
+                                phases=False)["c"]["phase_s"]

@@ -102,8 +102,11 @@ def measure_learners(pairs, updates_per_round: int = 128, n_updates: int = 256, 
         together = sorted(live) if len(live) > 1 else []
         for name, st in list(live.items()):
             try:
-                prof = (profile_phases(st["impl"], n_updates, reps)
-                        if phases and hasattr(st["impl"], "phases") else None)
+                prof = None
+                if phases and hasattr(st["impl"], "phases"):          # each phase run and timed alone
+                    prof, st["phase_method"] = profile_phases(st["impl"], n_updates, reps), "alone"
+                elif phases and hasattr(st["impl"], "profile"):       # the native round's own clock
+                    prof, st["phase_method"] = profile_clock(st["impl"], n_updates, reps), "clock"
             except Exception as e:
                 out[name] = e
                 continue
@@ -136,9 +139,26 @@ def _row(st: dict, prof, replay, updates_per_round: int, n_updates: int, togethe
         "update_s": upd["median"], "update_spread": upd, "update_samples_s": per_update,
         "round_s": rnd["median"], "round_spread": rnd, "round_samples_s": per_round,
         "flops_per_update": flops, "gflops": flops / upd["median"] / 1e9,
-        "phase_s": prof, "replay_rows": replay.size,
+        "phase_s": prof, **({"phase_method": st["phase_method"]} if prof else {}), "replay_rows": replay.size,
         **({"interleaved_with": together} if together else {}),
     }
+
+
+def profile_clock(impl, n_updates: int, reps: int) -> Optional[dict]:
+    """Median per-update time of each phase of a native round, read from the round's own clock
+    (`profile()`: thread 0's wall time in each phase, barrier waits included, so the phases
+    sum to the update) over `reps` samples of `n_updates` updates, each after the timed turns."""
+    acc = {}
+    try:
+        for _ in range(reps):
+            impl.profile(True)
+            impl.learn(n_updates)
+            impl.sync()
+            for n, v in impl.profile().items():
+                acc.setdefault(n, []).append(v / n_updates)
+    finally:
+        impl.profile(False)
+    return {n: statistics.median(v) for n, v in acc.items()} or None
 
 
 def profile_phases(impl, n_updates: int, reps: int) -> Optional[dict]:
