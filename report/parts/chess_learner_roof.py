@@ -214,10 +214,10 @@ def lazy_adamw_floor(c) -> str:
                  "root and the divide replaced by estimates refined by Newton steps (all multiplies and "
                  "adds), the catch-ups took as long in development: the rows' bytes, not the divider, "
                  "are what they wait for (learners/l4k_owned_rows/NOTES.md)." if ws else "")
-        moved += (" Nor is the optimizer the whole gap: L4k's NOTES time, in development, what L4k's "
-                  "update leaves with AdamW removed altogether (wrong weights, for the timing only), "
-                  f"and even that falls short of {TARGET:g}x: the forward and backward passes would have "
-                  "to be faster too.")
+        moved += (" Nor is the optimizer the whole gap: *Where the update goes*, above, sets the fastest "
+                  "learner's phases outside AdamW against a whole update of such a learner, and L4k's NOTES "
+                  "time, in development, what L4k's update leaves with AdamW removed altogether (wrong "
+                  f"weights, for the timing only): still short of {TARGET:g}x.")
         where = "" if o is c else f" On {o.machine_line}:"
         return (f"**The exact lazy AdamW's floor** (`python -m training.chess_adamw_floor --record`, run "
                 f"{f['run_id']}{stale_mark(f)}).{where} a learner whose weights equal L4c's takes every "
