@@ -165,12 +165,17 @@ def _learner_elsewhere(c) -> str:
     return ("; elsewhere (another machine's rows, not this target's): " + "; ".join(out)) if out else ""
 
 
+def _trained(c, run: str, key: tuple) -> List[dict]:
+    """The seeds of recipe x pair `key` that reached the criterion in `run`."""
+    return [r for r in c.rows("chess_algorithm") if r["run_id"] == run and r.get("reached")
+            and (r["algorithm"], r["version"], r["learner"]) == key]
+
+
 def _off(c, run: str, key: tuple, cost: dict):
     """(estimate, measured median, seeds) of recipe x pair `key` in `run`: the median rounds to
     0.75 x the run's cost a round, against the median measured time; None where the run did
     not train it to 0.75."""
-    same = [r for r in c.rows("chess_algorithm") if r["run_id"] == run and r.get("reached")
-            and (r["algorithm"], r["version"], r["learner"]) == key]
+    same = _trained(c, run, key)
     if not same:
         return None
     return (statistics.median(r["rounds_to_criterion"] for r in same) * cost["round_s"],
@@ -217,8 +222,7 @@ def _pooled(c, ca) -> str:
                 continue
             offs.append(got[0] / got[1] - 1.0)
             own = statistics.median(r["time_to_criterion_s"] / r["rounds_to_criterion"]
-                                    for r in c.rows("chess_algorithm") if r["run_id"] == run
-                                    and r.get("reached") and (r["algorithm"], r["version"], r["learner"]) == key)
+                                    for r in _trained(c, run, key))
             costs.append(cost["round_s"] / own - 1.0)
     if len(offs) < 3:
         return ""
