@@ -39,6 +39,9 @@ def register(sub):
     p.add_argument("--device", choices=("cpu", "cuda"),
                    help="run every learner that can run there on this device (default: each on its own); "
                         "cuda verifies each against the reference on the CPU")
+    p.add_argument("--algorithm", metavar="RECIPE",
+                   help="chess only: check and time the learners at this chess recipe's update (its B, H, lr, "
+                        "discount and target period) instead of the contract's (harness/chess_recipe_learners.py)")
     add_workload_arg(p)
     p.set_defaults(func=cmd_learners)
 
@@ -46,6 +49,17 @@ def register(sub):
 def cmd_learners(args):
     from .progress import Progress
     names = [discover.get_learner(n).name for n in args.learner] if args.learner else None
+    if args.algorithm is not None:
+        if args.workload != "chess":
+            raise StudyError(f"--algorithm {args.algorithm}: a chess recipe; add --workload chess")
+        if args.device == "cuda":
+            raise StudyError("--algorithm: the learners are timed at a recipe's update on the CPU only")
+        from .chess_recipe_learners import recipe, stage
+        recipe(args.algorithm)                       # refused here, before anything is built
+        prog = Progress("learners")
+        bad = stage(args.algorithm, names, tuple(args.threads) if args.threads else None, args.quick, prog)
+        prog.clear()
+        return 1 if bad else 0
     prog = Progress("learners")
     bad = run_stage(args.quick, prog, names=names, solve=not args.no_solve and args.workload == "cartpole",
                     threads=tuple(args.threads) if args.threads else None, device=args.device,

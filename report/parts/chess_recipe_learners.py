@@ -1,0 +1,97 @@
+"""The chess learners at a recipe's own update (`python -m harness learners --workload chess
+--algorithm NAME`, rows "chess_recipe_learner"): each learner's update timed in turns at the
+recipe's B and H, its factor on l4c turn by turn, where its update goes by the native round's
+phase clock, and, for the fastest at each thread count, how far it is from the TARGET x l4c
+update. The newest such run on this machine, or on the first other machine that has one
+(named). Used by chess_e2e's learner section, after the contract's tables."""
+from __future__ import annotations
+
+from typing import List
+
+from report.context import fmt_time, md_table
+from report.data import paired_ratio, stale_mark
+from report.parts.chess_learner_phases import PHASES
+from report.parts.chess_learner_roof import BASE, TARGET
+
+KIND = "chess_recipe_learner"
+
+
+def _newest(o) -> List[dict]:
+    """The rows of the newest run of KIND on context o (checks and timings alike)."""
+    rows = o.rows(KIND)
+    if not rows:
+        return []
+    run = max(r["run_id"] for r in rows)
+    return [r for r in rows if r["run_id"] == run]
+
+
+def _x(v: float) -> str:
+    """A factor, with the digits a small one needs (the PyTorch learner's is about 0.01x)."""
+    return f"{v:.2f}x" if v >= 0.1 else f"{v:.3f}x"
+
+
+def _phase_cells(r: dict, names) -> List[str]:
+    ph = r.get("phase_s") or {}
+    tot = sum(ph.values())
+    return [f"{fmt_time(ph[k])} ({100 * ph[k] / tot:.0f}%)" if k in ph and tot > 0 else "-" for k, _ in names]
+
+
+def recipe_learners(c) -> str:
+    from core import results
+    ctxs = [c] + [c.for_machine(m["id"]) for m in results.machines(c.results_dir)
+                  if m["id"] != c.machine and KIND in m.get("kinds", ())]
+    for o in ctxs:
+        rows = _newest(o)
+        timed = sorted((r for r in rows if r.get("status") == "passed" and r.get("update_s")),
+                       key=lambda r: (r["threads"], r["learner"]))
+        if not timed:
+            continue
+        r0 = timed[0]
+        st, run = r0.get("settings") or {}, r0["run_id"]
+        names = [(k, label) for k, label in PHASES if any(k in (r.get("phase_s") or {}) for r in timed)]
+        body, said = [], []
+        for r in timed:
+            base = next((b for b in timed if b["learner"] == BASE and b["threads"] == r["threads"]), None)
+            pr = paired_ratio(base, r) if base and r is not base else None
+            sp = r.get("update_spread") or {}
+            iqr = f" [{fmt_time(sp['q1'])}-{fmt_time(sp['q3'])}]" if "q1" in sp and "q3" in sp else ""
+            vs = ("1.00x" if r is base else f"{_x(pr[0])} [{_x(pr[1])}-{_x(pr[2])}]" if pr
+                  else f"{base['update_s'] / r['update_s']:.2f}x (medians)" if base else "-")
+            body.append([f"`{r['learner']}`{stale_mark(r)}", str(r["threads"]), fmt_time(r["update_s"]) + iqr, vs]
+                        + _phase_cells(r, names))
+        for t in sorted({r["threads"] for r in timed}):
+            here = [r for r in timed if r["threads"] == t]
+            base = next((r for r in here if r["learner"] == BASE), None)
+            rivals = [r for r in here if r["learner"] != BASE and r.get("reference") is not True]
+            if not base or not rivals:
+                continue
+            best = min(rivals, key=lambda r: r["update_s"])
+            pr = paired_ratio(base, best)
+            x = pr[0] if pr else base["update_s"] / best["update_s"]
+            allowed = base["update_s"] / TARGET
+            ph = best.get("phase_s") or {}
+            big = max(ph, key=ph.get) if ph else None
+            label = dict(PHASES).get(big, big)
+            where = (f"; its largest phase, the {label.split(' (')[0]}, takes {ph[big] / sum(ph.values()):.0%} of it"
+                     if big else "")
+            said.append(f"at {t} thread{'s' if t > 1 else ''}, the fastest, `{best['learner']}`, is {x:.2f}x "
+                        f"`{BASE}` ({fmt_time(best['update_s'])} against {fmt_time(base['update_s'])}); a "
+                        f"{TARGET:g}x learner would take {fmt_time(allowed)}, so it would have to become "
+                        f"{best['update_s'] / allowed:.1f}x faster again{where}")
+        bad = [r for r in rows if r.get("status") in ("failed", "skipped", "error")]
+        notes = "".join(f" `{r['learner']}` {r['status']}{' at ' + str(r['threads']) + ' threads' if r.get('threads') else ''}"
+                        f" ({r.get('reason', '')})." for r in bad)
+        where = "" if o is c else f" On {o.machine_line}."
+        head = (f"**At a recipe's own update** (`python -m harness learners --workload chess --algorithm "
+                f"{r0['algorithm']}`, run {run}: B = {st.get('batch_size')}, H = {st.get('hidden')}, lr "
+                f"{st.get('lr')}, discount {st.get('gamma')}, target period {st.get('target_period')}; each "
+                "learner first passed LEARNER.md's chess checks at this update, then all were timed in turns "
+                f"on the timing replay of {r0.get('replay_rows', 0):,} rows; the factor on `{BASE}` is "
+                "turn by turn, its IQR in brackets; the phases are the native round's clock, as above)."
+                f"{where}{notes}")
+        text = head + "\n\n" + md_table(["Learner", "Threads", "Update [IQR]", f"x `{BASE}`"]
+                                        + [label for _, label in names], body)
+        if said:
+            text += "\n\n" + "; ".join(s[0].upper() + s[1:] if i == 0 else s for i, s in enumerate(said)) + "."
+        return text
+    return ""

@@ -1,0 +1,120 @@
+"""`harness learners --workload chess --algorithm NAME` (harness/chess_recipe_learners.py): the
+chess learners checked, then timed in turns, at a recipe's own update; a learner that fails
+the checks there gets no time; bad input is one line; the report's table of such a run
+(report/parts/chess_recipe_learners.py)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from core.discover import get_learner
+
+ROOT = Path(__file__).resolve().parent.parent
+L4C, L4O = "l4c_native_chess", "l4o_folded_argmax"
+
+
+def _native_or_skip(*names):
+    for n in names:
+        why = get_learner(n).unavailable_reason()
+        if why:
+            pytest.skip(f"{n}: {why}")
+
+
+def _cli(*args, env=None):
+    return subprocess.run([sys.executable, "-m", "harness", "learners", *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+@pytest.mark.parametrize("args,says", [
+    (["--algorithm", "a8_48_units"], "add --workload chess"),
+    (["--workload", "chess", "--algorithm", "a99_nothing"], "unknown algorithm"),
+    (["--workload", "chess", "--algorithm", "a8_48_units", "--device", "cuda"], "on the CPU only"),
+], ids=["not-chess", "unknown", "cuda"])
+def test_bad_input_is_refused_in_one_line(tmp_path, args, says):
+    r = _cli(*args, env=dict(os.environ, STUDY_RESULTS_DIR=str(tmp_path)))
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and says in r.stderr, r.stderr
+    assert not any(tmp_path.rglob("*.jsonl"))                      # refused before any work
+
+
+def test_the_learners_are_checked_then_timed_in_turns_at_the_recipes_update(tmp_path):
+    _native_or_skip(L4C, L4O)
+    r = _cli("--workload", "chess", "--algorithm", "a8_48_units", "--learner", L4C, "--learner", L4O,
+             "--quick", "--threads", "1", env=dict(os.environ, STUDY_RESULTS_DIR=str(tmp_path)))
+    assert r.returncode == 0, r.stderr[-2000:]
+    (d,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    rows = [json.loads(x) for x in (d / "quick" / "chess_recipe_learner.jsonl").read_text().splitlines()]
+    assert sorted(x["learner"] for x in rows) == [L4C, L4O]
+    for x in rows:
+        assert x["status"] == "passed" and x["check"]["status"] == "passed"
+        assert "batch 2048" in x["check"]["detail"] and "hidden 48" in x["check"]["detail"]
+        assert (x["algorithm"], x["batch_size"], x["hidden"], x["threads"]) == ("a8_48_units", 2048, 48, 1)
+        assert x["settings"]["batch_size"] == 2048 and x["updates_per_round"] == x["settings"]["updates_per_round"]
+        assert sorted(x["interleaved_with"]) == [L4C, L4O]            # timed in turns with each other
+        assert x["phase_method"] == "clock" and "rows_forward_loss" in x["phase_s"]
+        assert len(x["update_samples_s"]) >= 3
+    from report.context import Context
+    from report.parts.chess_recipe_learners import recipe_learners
+    text = recipe_learners(Context(results_dir=tmp_path, report_dir=tmp_path / "rep", machine=d.name,
+                                   quick=True).for_workload("chess"))
+    assert "--algorithm a8_48_units" in text and "B = 2048, H = 48" in text
+    (l4o,) = [x for x in text.splitlines() if x.startswith(f"| `{L4O}`")]
+    assert "x [" in l4o                                            # a factor turn by turn, its IQR
+    assert f"the fastest, `{L4O}`" in text or f"the fastest, `{L4C}`" not in text
+
+
+def test_a_learner_that_fails_at_the_recipes_update_is_not_timed(tmp_path, monkeypatch):
+    _native_or_skip(L4C)
+    from harness import chess_recipe_learners as crl
+    from learners.l4c_native_chess.learner import ChessRoundLearner
+    from versions.chess.common import learn_verify
+    monkeypatch.setenv("STUDY_RESULTS_DIR", str(tmp_path))
+    monkeypatch.setattr(learn_verify, "K", 5)
+    monkeypatch.setattr(ChessRoundLearner, "mutation", 2)             # no legal mask in the target
+    name, settings, lc = crl.recipe("a8_48_units")
+    failed = crl.run(name, settings, lc, [get_learner(L4C)], lambda lr: [1], True, lambda s: None)
+    assert failed == 1
+    (d,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    (row,) = [json.loads(x) for x in (d / "quick" / "chess_recipe_learner.jsonl").read_text().splitlines()]
+    assert row["status"] == "failed" and "update_s" not in row and row["reason"]
+
+
+def _row(d, learner, update_s, samples, phases, run, threads=1, status="passed", **kw):
+    from tests.test_chess_knobs_report import _append
+    _append(d, "chess_recipe_learner", {
+        "workload": "chess", "algorithm": "a14_weight_for_stretch", "learner": learner, "number": "4",
+        "threads": threads, "device": "cpu", "status": status,
+        "settings": {"batch_size": 2048, "hidden": 48, "lr": 0.001, "gamma": 0.9, "target_period": 32},
+        "replay_rows": 131072, "update_s": update_s, "update_samples_s": samples,
+        "update_spread": {"median": update_s, "q1": 0.9 * update_s, "q3": 1.1 * update_s},
+        "interleaved_with": [L4C, L4O], "phase_s": phases, "phase_method": "clock", **kw}, run)
+
+
+def test_the_report_gives_the_newest_run_its_factors_turn_by_turn_and_the_gap_to_the_target(tmp_path):
+    from report.context import Context
+    from report.parts.chess_recipe_learners import recipe_learners
+    d = tmp_path / "res"
+    ms = 1e-3
+    _row(d, L4C, 9 * ms, [9 * ms] * 3, {"rows_forward_loss": 9 * ms}, "20260101T000000-old")
+    run = "20260102T000000-new"
+    _row(d, L4C, 6 * ms, [6 * ms, 6 * ms, 8 * ms],
+         {"rows_forward_loss": 4 * ms, "back_layer2": 1 * ms, "adamw_target_sums": 1 * ms}, run)
+    _row(d, L4O, 3 * ms, [3 * ms, 2 * ms, 2 * ms],
+         {"rows_forward_loss": 1.5 * ms, "back_layer2": 0.5 * ms, "adamw_target_sums": 1 * ms}, run)
+    from tests.test_chess_knobs_report import _append
+    _append(d, "chess_recipe_learner", {"workload": "chess", "algorithm": "a14_weight_for_stretch",
+                                        "learner": "l4k_owned_rows", "status": "failed",
+                                        "reason": "first update: 0.3 from l1_torch_eager"}, run)
+    text = recipe_learners(Context(results_dir=d, report_dir=tmp_path / "rep").for_workload("chess"))
+    assert f"run {run}" in text and "-old" not in text
+    assert "`l4k_owned_rows` failed (first update: 0.3 from l1_torch_eager)" in text
+    (l4o,) = [x for x in text.splitlines() if x.startswith(f"| `{L4O}`")]
+    # turn by turn: 6/3, 6/2, 8/2 -> 2, 3, 4: median 3x
+    assert "| 3 ms [2.7 ms-3.3 ms] | 3.00x [" in l4o and "| 1.5 ms (50%) |" in l4o
+    assert (f"At 1 thread, the fastest, `{L4O}`, is 3.00x `{L4C}` (3 ms against 6 ms); a 4x learner would "
+            "take 1.5 ms, so it would have to become 2.0x faster again; its largest phase, the per-row "
+            "phase, takes 50% of it.") in text
