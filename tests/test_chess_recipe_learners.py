@@ -83,15 +83,16 @@ def test_a_learner_that_fails_at_the_recipes_update_is_not_timed(tmp_path, monke
     assert row["status"] == "failed" and "update_s" not in row and row["reason"]
 
 
-def _row(d, learner, update_s, samples, phases, run, threads=1, status="passed", **kw):
+def _row(d, learner, update_s, samples, phases, run, threads=1, status="passed", number=None, **kw):
     from tests.test_chess_knobs_report import _append
     _append(d, "chess_recipe_learner", {
-        "workload": "chess", "algorithm": "a14_weight_for_stretch", "learner": learner, "number": "4",
+        "workload": "chess", "algorithm": "a14_weight_for_stretch", "learner": learner,
+        "number": number or {L4C: "4c", L4O: "4o"}.get(learner, "4"),
         "threads": threads, "device": "cpu", "status": status,
         "settings": {"batch_size": 2048, "hidden": 48, "lr": 0.001, "gamma": 0.9, "target_period": 32},
         "replay_rows": 131072, "update_s": update_s, "update_samples_s": samples,
         "update_spread": {"median": update_s, "q1": 0.9 * update_s, "q3": 1.1 * update_s},
-        "interleaved_with": [L4C, L4O], "phase_s": phases, "phase_method": "clock", **kw}, run)
+        "interleaved_with": [L4C, L4O, "l4p_narrow_layer1"], "phase_s": phases, "phase_method": "clock", **kw}, run)
 
 
 def test_the_report_gives_the_newest_run_its_factors_turn_by_turn_and_the_gap_to_the_target(tmp_path):
@@ -118,3 +119,39 @@ def test_the_report_gives_the_newest_run_its_factors_turn_by_turn_and_the_gap_to
     assert (f"At 1 thread, the fastest, `{L4O}`, is 3.00x `{L4C}` (3 ms against 6 ms); a 4x learner would "
             "take 1.5 ms, so it would have to become 2.0x faster again; its largest phase, the per-row "
             "phase, takes 50% of it.") in text
+
+
+def test_a_learners_notes_give_its_update_at_the_recipe_beside_l4c(tmp_path):
+    from report.context import Context
+    from report.notes import recipe_update_lines
+    d = tmp_path / "res"
+    ms, run = 1e-3, "20260102T000000-new"
+    _row(d, L4C, 6 * ms, [6 * ms, 6 * ms, 8 * ms], {}, run)
+    _row(d, L4O, 3 * ms, [3 * ms, 2 * ms, 2 * ms], {}, run)
+    _row(d, L4O, 2 * ms, [2 * ms] * 3, {}, run, threads=2)          # no l4c at 2 threads: no factor
+    c = Context(results_dir=d, report_dir=tmp_path / "rep").for_workload("chess")
+    _row(d, "l4p_narrow_layer1", 2.5 * ms, [2 * ms, 2 * ms, 4 * ms], {}, run, number="4p")
+    (line,) = recipe_update_lines(c, "l4p_narrow_layer1")        # beside l4c, and l4o just below it
+    assert line.endswith(f"1 thread 2.5 ms [IQR 2.25 ms-2.75 ms], 3.00x `{L4C}` turn by turn (IQR 2.00x-3.00x), "
+                         f"1.00x `{L4O}` (IQR 0.50x-1.50x)"), line
+    (line,) = recipe_update_lines(c, L4O)
+    assert line.startswith("- At `a14_weight_for_stretch`'s update (B 2048, H 48; ") and f"run {run}, timed in turns" in line
+    assert line.endswith(f"1 thread 3 ms [IQR 2.7 ms-3.3 ms], 3.00x `{L4C}` turn by turn (IQR 2.00x-4.00x); "
+                         "2 threads 2 ms [IQR 1.8 ms-2.2 ms]")
+    assert recipe_update_lines(c, "l4k_owned_rows") == []
+
+
+def test_the_targets_line_gives_the_learner_target_at_the_recipes_update_too(tmp_path):
+    from report.context import Context
+    from report.parts.chess_seconds_targets import _at_recipe
+    d, ms, run = tmp_path / "res", 1e-3, "20260102T000000-new"
+    c = lambda: Context(results_dir=d, report_dir=tmp_path / "rep").for_workload("chess")  # noqa: E731
+    assert _at_recipe(c()) == ""                                   # no such run: nothing said
+    _row(d, L4C, 6 * ms, [6 * ms] * 3, {}, run, threads=2)
+    _row(d, L4O, 3 * ms, [3 * ms] * 3, {}, run, threads=2)
+    _row(d, "l1_torch_eager", 1.0, [1.0] * 3, {}, run, threads=2)    # not an exact native learner
+    text = _at_recipe(c())
+    assert text.startswith("; at a recipe's own update (`a14_weight_for_stretch`: B = 2048, H = 48; ")
+    assert f"`{L4O}` 2.00x (IQR 2.00x-2.00x" in text and text.endswith("at 2 threads, not met there either")
+    _row(d, "l4p_narrow_layer1", 1.2 * ms, [1.2 * ms] * 3, {}, run, threads=2, number="4p")
+    assert "`l4p_narrow_layer1` 5.00x" in _at_recipe(c()) and _at_recipe(c()).endswith("met there")

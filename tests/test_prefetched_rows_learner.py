@@ -12,7 +12,7 @@ from tests.helpers import assert_equal_traces, chess_trace, learner_or_skip
 
 NAMES = ("l4f_prefetched_rows", "l4g_lazy_prefetched", "l4h_balanced_back1", "l4i_sparse_layer2",
          "l4j_lazy_sparse", "l4k_owned_rows", "l4m_rows_out",
-         "l4n_compressed_legal", "l4o_folded_argmax")   # the learners with L4f's phases
+         "l4n_compressed_legal", "l4o_folded_argmax", "l4p_narrow_layer1")   # the learners with L4f's phases
 RECIPE = dict(hidden=48, batch_size=2048, gamma=0.9, lr=1e-3, target_period=32)
 
 

@@ -148,8 +148,32 @@ def _learner(c, elsewhere: bool = True) -> str:
                  "speed move between them)" if apart else "") if len(xs) > 1 else "")
     return (f"an exact learner's update >= {LEARNER_X:g}x `{BASE_LEARNER}`'s at the contract's "
             f"settings, same run: `{best['learner']}` {text} at {threads} threads (run {run}), "
-            f"{_met(x >= LEARNER_X)}{spread}{_learner_elsewhere(c) if elsewhere else ''} (*The learner target*, in the chess "
-            "learner section, sets it against the dense layer-2 products' FMA roof)")
+            f"{_met(x >= LEARNER_X)}{spread}{_learner_elsewhere(c) if elsewhere else ''}{_at_recipe(c)} (*The learner "
+            "target*, in the chess learner section, sets it against the dense layer-2 products' FMA roof)")
+
+
+def _at_recipe(c) -> str:
+    """The same target at a recipe's own update, from this machine's newest run of `harness
+    learners --workload chess --algorithm` that timed l4c and another exact learner at the
+    most threads it timed l4c at: the fastest other one's factor."""
+    rows = [r for r in c.rows("chess_recipe_learner") if r.get("status") == "passed" and r.get("update_s")]
+    for run in reversed(list(dict.fromkeys(r["run_id"] for r in rows))):
+        here = [r for r in rows if r["run_id"] == run]
+        bases = [r for r in here if r["learner"] == BASE_LEARNER]
+        if not bases:
+            continue
+        b = max(bases, key=lambda r: r["threads"])
+        rivals = [r for r in here if r["threads"] == b["threads"]
+                  and r["learner"] not in (BASE_LEARNER,) + NOT_NATIVE]
+        if not rivals:
+            continue
+        best = min(rivals, key=lambda r: r["update_s"])
+        x, text = _factor(b, best)
+        st = b.get("settings") or {}
+        return (f"; at a recipe's own update (`{b['algorithm']}`: B = {st.get('batch_size')}, H = "
+                f"{st.get('hidden')}; run {run}), `{best['learner']}` {text} at {b['threads']} threads, "
+                f"{'met there' if x >= LEARNER_X else 'not met there either'}")
+    return ""
 
 
 def _learner_elsewhere(c) -> str:
