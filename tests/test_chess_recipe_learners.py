@@ -64,7 +64,7 @@ def test_the_learners_are_checked_then_timed_in_turns_at_the_recipes_update(tmp_
     assert "--algorithm a8_48_units" in text and "B = 2048, H = 48" in text
     (l4o,) = [x for x in text.splitlines() if x.startswith(f"| `{L4O}`")]
     assert "x [" in l4o                                            # a factor turn by turn, its IQR
-    assert f"the fastest, `{L4O}`" in text or f"the fastest, `{L4C}`" not in text
+    assert f"the quickest against `{L4C}`, `{L4O}`, is " in text          # the only other learner timed
 
 
 def test_a_learner_that_fails_at_the_recipes_update_is_not_timed(tmp_path, monkeypatch):
@@ -116,8 +116,8 @@ def test_the_report_gives_the_newest_run_its_factors_turn_by_turn_and_the_gap_to
     (l4o,) = [x for x in text.splitlines() if x.startswith(f"| `{L4O}`")]
     # turn by turn: 6/3, 6/2, 8/2 -> 2, 3, 4: median 3x
     assert "| 3 ms [2.7 ms-3.3 ms] | 3.00x [" in l4o and "| 1.5 ms (50%) |" in l4o
-    assert (f"At 1 thread, the fastest, `{L4O}`, is 3.00x `{L4C}` (3 ms against 6 ms); a 4x learner would "
-            "take 1.5 ms, so it would have to become 2.0x faster again; its largest phase, the per-row "
+    assert (f"At 1 thread, the quickest against `{L4C}`, `{L4O}`, is 3.00x `{L4C}` (3 ms against 6 ms); a 4x learner would "
+            "take 1.5 ms, so it would have to become 1.3x faster again; its largest phase, the per-row "
             "phase, takes 50% of it.") in text
 
 
@@ -155,3 +155,15 @@ def test_the_targets_line_gives_the_learner_target_at_the_recipes_update_too(tmp
     assert f"`{L4O}` 2.00x (IQR 2.00x-2.00x" in text and text.endswith("at 2 threads, not met there either")
     _row(d, "l4p_narrow_layer1", 1.2 * ms, [1.2 * ms] * 3, {}, run, threads=2, number="4p")
     assert "`l4p_narrow_layer1` 5.00x" in _at_recipe(c()) and _at_recipe(c()).endswith("met there")
+
+
+def test_the_learner_named_is_the_one_with_the_largest_factor_turn_by_turn(tmp_path):
+    """A learner with the lower median but the smaller factor, turn by turn, is not the one named."""
+    from report.context import Context
+    from report.parts.chess_recipe_learners import recipe_learners
+    d, ms, run = tmp_path / "res", 1e-3, "20260102T000000-pick"
+    _row(d, L4C, 6 * ms, [4 * ms, 6 * ms, 9 * ms], {}, run)
+    _row(d, L4O, 2.9 * ms, [2.9 * ms, 2.9 * ms, 2.9 * ms], {}, run)        # 1.38x, 2.07x, 3.10x: 2.07x
+    _row(d, "l4p_narrow_layer1", 3 * ms, [1.5 * ms, 2.5 * ms, 3 * ms], {}, run, number="4p")   # 2.67x, 2.4x, 3x: 2.67x
+    text = recipe_learners(Context(results_dir=d, report_dir=tmp_path / "rep").for_workload("chess"))
+    assert "the quickest against `l4c_native_chess`, `l4p_narrow_layer1`, is 2.67x" in text

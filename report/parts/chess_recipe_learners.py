@@ -1,8 +1,8 @@
 """The chess learners at a recipe's own update (`python -m harness learners --workload chess
 --algorithm NAME`, rows "chess_recipe_learner"): each learner's update timed in turns at the
 recipe's B and H, its factor on l4c turn by turn, where its update goes by the native round's
-phase clock, and, for the fastest at each thread count, how far it is from the TARGET x l4c
-update. The newest such run on this machine, or on the first other machine that has one
+phase clock, and, for the one with the largest factor on l4c at each thread count, how far it
+is from the TARGET x l4c update. The newest such run on this machine, or on the first other machine that has one
 (named). Used by chess_e2e's learner section, after the contract's tables."""
 from __future__ import annotations
 
@@ -28,6 +28,12 @@ def _newest(o) -> List[dict]:
 def _x(v: float) -> str:
     """A factor, with the digits a small one needs (the PyTorch learner's is about 0.01x)."""
     return f"{v:.2f}x" if v >= 0.1 else f"{v:.3f}x"
+
+
+def _factor(base: dict, r: dict) -> float:
+    """r's factor on base: turn by turn where the two were timed in turns, else the medians'."""
+    pr = paired_ratio(base, r)
+    return pr[0] if pr else base["update_s"] / r["update_s"]
 
 
 def _phase_cells(r: dict, names) -> List[str]:
@@ -65,19 +71,18 @@ def recipe_learners(c) -> str:
             rivals = [r for r in here if r["learner"] != BASE and r.get("reference") is not True]
             if not base or not rivals:
                 continue
-            best = min(rivals, key=lambda r: r["update_s"])
-            pr = paired_ratio(base, best)
-            x = pr[0] if pr else base["update_s"] / best["update_s"]
+            best = max(rivals, key=lambda r: _factor(base, r))
+            x = _factor(base, best)
             allowed = base["update_s"] / TARGET
             ph = best.get("phase_s") or {}
             big = max(ph, key=ph.get) if ph else None
             label = dict(PHASES).get(big, big)
             where = (f"; its largest phase, the {label.split(' (')[0]}, takes {ph[big] / sum(ph.values()):.0%} of it"
                      if big else "")
-            said.append(f"at {t} thread{'s' if t > 1 else ''}, the fastest, `{best['learner']}`, is {x:.2f}x "
+            said.append(f"at {t} thread{'s' if t > 1 else ''}, the quickest against `{BASE}`, `{best['learner']}`, is {x:.2f}x "
                         f"`{BASE}` ({fmt_time(best['update_s'])} against {fmt_time(base['update_s'])}); a "
                         f"{TARGET:g}x learner would take {fmt_time(allowed)}, so it would have to become "
-                        f"{best['update_s'] / allowed:.1f}x faster again{where}")
+                        f"{TARGET / x:.1f}x faster again{where}")
         bad = [r for r in rows if r.get("status") in ("failed", "skipped", "error")]
         notes = "".join(f" `{r['learner']}` {r['status']}{' at ' + str(r['threads']) + ' threads' if r.get('threads') else ''}"
                         f" ({r.get('reason', '')})." for r in bad)

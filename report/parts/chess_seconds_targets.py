@@ -155,7 +155,7 @@ def _learner(c, elsewhere: bool = True) -> str:
 def _at_recipe(c) -> str:
     """The same target at a recipe's own update, from this machine's newest run of `harness
     learners --workload chess --algorithm` that timed l4c and another exact learner at the
-    most threads it timed l4c at: the fastest other one's factor."""
+    most threads it timed l4c at: the largest other one's factor (turn by turn where timed in turns)."""
     rows = [r for r in c.rows("chess_recipe_learner") if r.get("status") == "passed" and r.get("update_s")]
     for run in reversed(list(dict.fromkeys(r["run_id"] for r in rows))):
         here = [r for r in rows if r["run_id"] == run]
@@ -167,7 +167,7 @@ def _at_recipe(c) -> str:
                   and r["learner"] not in (BASE_LEARNER,) + NOT_NATIVE]
         if not rivals:
             continue
-        best = min(rivals, key=lambda r: r["update_s"])
+        best = max(rivals, key=lambda r: _factor(b, r)[0])      # the largest factor, turn by turn
         x, text = _factor(b, best)
         st = b.get("settings") or {}
         return (f"; at a recipe's own update (`{b['algorithm']}`: B = {st.get('batch_size')}, H = "
