@@ -17,6 +17,7 @@ from core import discover, results
 from core.errors import StudyError
 
 N_UPDATES, QUICK_N_UPDATES = 16, 4     # updates a timed sample (one at B = 2,048 is a few ms)
+CHESS_SOURCES = ("versions/chess/common/learn.py",)   # the chess rows' expansion a learner runs
 
 
 def recipe(name: str) -> Tuple[str, dict, object]:
@@ -39,7 +40,6 @@ def run(name: str, settings: dict, lc, learners, threads_of, quick: bool, note) 
     from training.cost import TIMING_ROWS, measure_learners
     from versions.chess.common.learn import fixed_replay
     from .cmd_chess_algorithms import _check_hash, _verify
-    from .cmd_learners import CHESS_SOURCES
     failed, ok = 0, []
     base_cfg = replace(lc, device="cpu")
     for lr in learners:
@@ -100,7 +100,7 @@ class _AsTrain:
 
 def stage(name: str, names: Optional[List[str]], threads, quick: bool, progress) -> int:
     """The command's work for --algorithm: the chess learners (all, or `names`) at `name`'s update."""
-    from .cmd_learners import ncpu
+    from .cli_util import cpu_count
     name, settings, lc = recipe(name)
     items = [x for x in discover.learners() if (names is None or x.name in names) and "chess" in x.workloads
              and x.device == "cpu"]
@@ -108,6 +108,6 @@ def stage(name: str, names: Optional[List[str]], threads, quick: bool, progress)
         raise StudyError(f"no CPU learner{' of ' + ', '.join(names) if names else ''} trains chess")
 
     def threads_of(lr):
-        counts = threads or ((1,) if quick else tuple(t for t in lr.threads if t <= ncpu()) or (1,))
+        counts = threads or ((1,) if quick else tuple(t for t in lr.threads if t <= cpu_count()) or (1,))
         return [t for t in counts if not (lr.ranks > 1 and t > 1)]
     return run(name, settings, lc, items, threads_of, quick, progress.note)

@@ -18,6 +18,7 @@ from core import discover, results
 from core.errors import StudyError
 from core.learner import LearnConfig
 
+from .chess_recipe_learners import CHESS_SOURCES   # the chess rows' expansion a learner runs
 from .cli_util import add_workload_arg, positive_int
 
 BENCH_STAGE = "The learner ladder: verify, time per update, train to solved"
@@ -25,7 +26,6 @@ SOLVE_SEEDS = (0, 1, 2, 3, 4)
 SOLVE_MAX_ROUNDS = 1000     # above training's default cap (TrainConfig.max_rounds): one seed here needs ~660 rounds
 QUICK_SOLVE_SEEDS = (0,)
 QUICK_THRESHOLD, QUICK_MAX_ROUNDS = 195.0, 150
-CHESS_SOURCES = ("versions/chess/common/learn.py",)   # the chess rows' expansion a learner runs
 CHESS_U = 16          # updates per round timed for chess's network (the e2e stage declares its own)
 
 
