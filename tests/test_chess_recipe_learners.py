@@ -167,3 +167,33 @@ def test_the_learner_named_is_the_one_with_the_largest_factor_turn_by_turn(tmp_p
     _row(d, "l4p_narrow_layer1", 3 * ms, [1.5 * ms, 2.5 * ms, 3 * ms], {}, run, number="4p")   # 2.67x, 2.4x, 3x: 2.67x
     text = recipe_learners(Context(results_dir=d, report_dir=tmp_path / "rep").for_workload("chess"))
     assert "the quickest against `l4c_native_chess`, `l4p_narrow_layer1`, is 2.67x" in text
+
+
+def _ceiling(d, name, threads, value, ws=None):
+    from tests.test_chess_knobs_report import _append
+    _append(d, "ceilings", {"ceiling": name, "threads": threads, "value": value,
+                            **({"working_set_bytes": ws} if ws else {})}, "20260101T000000-ceil")
+
+
+@pytest.mark.parametrize("l4c_ms,says", [
+    (6, "51% of what a 4x learner may take, so the roof does not forbid it; `l4o_folded_argmax` runs at "
+        "25% of the roof's speed"),
+    (2, "152% of what a 4x learner may take, so the roof forbids it"),
+], ids=["allows", "forbids"])
+def test_the_gap_sentence_sets_the_update_against_its_roof(tmp_path, l4c_ms, says):
+    """47 MFLOP at 100 GFLOP/s, 292,768 parameters x 28 bytes at 40 GB/s, 2,048 rows x 816 bytes
+    at 20 GB/s: 472 + 205 + 83.6 µs = 760 µs."""
+    from report.context import Context
+    from report.parts.chess_recipe_learners import recipe_learners
+    d, ms, run = tmp_path / "res", 1e-3, "20260102T000000-roof"
+    _ceiling(d, "fma_f32", 1, 100.0)
+    _ceiling(d, "bandwidth_fill_ws", 1, 400.0, ws=1 << 16)           # a small buffer: not the one taken
+    _ceiling(d, "bandwidth_fill_ws", 1, 40.0, ws=6 << 20)
+    _ceiling(d, "bandwidth_copy", 1, 20.0)
+    _row(d, L4C, l4c_ms * ms, [l4c_ms * ms] * 3, {}, run)
+    _row(d, L4O, 3 * ms, [3 * ms] * 3, {}, run)
+    text = recipe_learners(Context(results_dir=d, report_dir=tmp_path / "rep").for_workload("chess"))
+    assert ("its roof there: layer 2's products (47 MFLOP) at the FMA peak (100 GFLOP/s) 472 µs, AdamW's state "
+            "(292,768 parameters x 28 bytes) at the write rate into a 6.0 MiB buffer (40 GB/s) 205 µs, the replay "
+            "rows (2,048 x 816 bytes) at the copy rate (20 GB/s) 83.6 µs: 760 µs summed as if none overlapped, ") in text
+    assert says in text

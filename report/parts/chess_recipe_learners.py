@@ -2,7 +2,7 @@
 --algorithm NAME`, rows "chess_recipe_learner"): each learner's update timed in turns at the
 recipe's B and H, its factor on l4c turn by turn, where its update goes by the native round's
 phase clock, and, for the one with the largest factor on l4c at each thread count, how far it
-is from the TARGET x l4c update. The newest such run on this machine, or on the first other machine that has one
+is from the TARGET x l4c update and from the update's roof (_roof). The newest such run on this machine, or on the first other machine that has one
 (named). Used by chess_e2e's learner section, after the contract's tables."""
 from __future__ import annotations
 
@@ -28,6 +28,56 @@ def _newest(o) -> List[dict]:
 def _x(v: float) -> str:
     """A factor, with the digits a small one needs (the PyTorch learner's is about 0.01x)."""
     return f"{v:.2f}x" if v >= 0.1 else f"{v:.3f}x"
+
+
+# What an update must move at the least, besides layer 2's products: every parameter's theta,
+# m, v and gradient read and theta, m, v written (float32: 28 bytes), and each minibatch row
+# of the replay (LEARNER.md's compact row: 102 words of 8 bytes) read once.
+STATE_BYTES = 28
+ROW_BYTES = 8 * 102
+
+
+def _roof(o, threads: int, st: dict):
+    """(seconds, its text) of a recipe's update at its roof on context o's machine at `threads`:
+    layer 2's products at the FMA peak, AdamW's state at the write rate into the largest buffer
+    measured, the minibatch's replay rows at the copy rate (a stream: random rows come slower);
+    None where the machine lacks one of those ceilings. The terms are summed, as if none of them
+    overlapped another: a learner that overlaps them has a lower roof still (their largest)."""
+    import math
+    from core.spec import NetSpec
+    from report.data import ceiling_runs, fma_peak
+    from report.parts.chess_learner_roof import layer2_flops
+    from versions.chess.common.spec import CHESS
+    flops, peak = layer2_flops(st), fma_peak(o, threads)
+    runs = ceiling_runs(o)
+    fills = {ws: max(r["value"] for r in rs) for (n, t, ws), rs in runs.items()
+             if n == "bandwidth_fill_ws" and t == threads and ws}
+    copy = max((r["value"] for (n, t, ws), rs in runs.items() if n == "bandwidth_copy" and t == threads
+                and not ws for r in rs), default=None)
+    if not (flops and peak and fills and copy and st.get("hidden") and st.get("batch_size")):
+        return None
+    params = sum(math.prod(s) for s in NetSpec(CHESS, st["hidden"]).shapes().values())
+    ws = max(fills)
+    terms = [(flops / peak, f"layer 2's products ({flops / 1e6:.0f} MFLOP) at the FMA peak ({peak / 1e9:.0f} GFLOP/s)"),
+             (STATE_BYTES * params / (fills[ws] * 1e9),
+              f"AdamW's state ({params:,} parameters x {STATE_BYTES} bytes) at the write rate into a "
+              f"{ws / 2 ** 20:.1f} MiB buffer ({fills[ws]:.0f} GB/s)"),
+             (ROW_BYTES * st["batch_size"] / (copy * 1e9),
+              f"the replay rows ({st['batch_size']:,} x {ROW_BYTES} bytes) at the copy rate ({copy:.0f} GB/s)")]
+    total = sum(t for t, _ in terms)
+    return total, (", ".join(f"{what} {fmt_time(t)}" for t, what in terms)
+                   + f": {fmt_time(total)} summed as if none overlapped")
+
+
+def _roof_text(roof, allowed: float, best: dict) -> str:
+    """The roof's clause after a thread count's gap sentence; "" without a roof."""
+    if not roof:
+        return ""
+    head = f"; its roof there: {roof[1]}, {roof[0] / allowed:.0%} of what a {TARGET:g}x learner may take"
+    if roof[0] > allowed:
+        return head + ", so the roof forbids it"
+    return (head + f", so the roof does not forbid it; `{best['learner']}` runs at "
+            f"{roof[0] / best['update_s']:.0%} of the roof's speed")
 
 
 def _factor(base: dict, r: dict) -> float:
@@ -79,10 +129,11 @@ def recipe_learners(c) -> str:
             label = dict(PHASES).get(big, big)
             where = (f"; its largest phase, the {label.split(' (')[0]}, takes {ph[big] / sum(ph.values()):.0%} of it"
                      if big else "")
+            roof = _roof(o, t, best.get("settings") or {})
             said.append(f"at {t} thread{'s' if t > 1 else ''}, the quickest against `{BASE}`, `{best['learner']}`, is {x:.2f}x "
                         f"`{BASE}` ({fmt_time(best['update_s'])} against {fmt_time(base['update_s'])}); a "
                         f"{TARGET:g}x learner would take {fmt_time(allowed)}, so it would have to become "
-                        f"{TARGET / x:.1f}x faster again{where}")
+                        f"{TARGET / x:.1f}x faster again{where}" + _roof_text(roof, allowed, best))
         bad = [r for r in rows if r.get("status") in ("failed", "skipped", "error")]
         notes = "".join(f" `{r['learner']}` {r['status']}{' at ' + str(r['threads']) + ' threads' if r.get('threads') else ''}"
                         f" ({r.get('reason', '')})." for r in bad)
