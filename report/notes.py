@@ -19,6 +19,7 @@ from core.results import write_atomic
 from core.rung import ROOT, number_key
 from report.context import fmt_si, fmt_time
 from report.data import ladder_rows, ladder_shapes, tps_iqr
+from report.parts.chess_recipe_learners import recipe_update_lines
 from report.parts.learner_elsewhere import other_cpu_lines
 
 START, END = "<!-- results:start -->", "<!-- results:end -->"
@@ -188,43 +189,6 @@ def recipe_round_lines(ctx, name: str) -> List[str]:
         out.append(f"- At `{r['algorithm']}`'s settings (a round on `{r['version']}`, {r['threads']} learner "
                    f"thread(s); run {run}): {fmt_time(r['round_s'])} a round, learning {fmt_time(learn)}"
                    + f"; in the same run {vs}")
-    return out
-
-
-def recipe_update_lines(ctx, name: str) -> List[str]:
-    """A chess learner's update at a recipe's own settings (rows chess_recipe_learner, `harness
-    learners --workload chess --algorithm NAME`): on this machine and on each other machine
-    that has such rows (named), from the newest run that timed it, each thread count's time,
-    with its factor on l4c and on the learner numbered just below it in that run, turn by turn
-    where they were timed in turns."""
-    from report.data import paired_ratio, stale
-    from report.parts.algorithms_elsewhere import other_contexts
-    if getattr(ctx, "workload", None) != "chess":
-        return []
-    out = []
-    for o in [ctx] + list(other_contexts(ctx, "chess_recipe_learner")):
-        rows = [r for r in o.rows("chess_recipe_learner") if r.get("status") == "passed" and r.get("update_s")]
-        mine = [r for r in rows if r["learner"] == name and not stale(r)]
-        if not mine:
-            continue
-        run, last = mine[-1]["run_id"], mine[-1]
-        st, parts = last.get("settings") or {}, []
-        for r in sorted((x for x in mine if x["run_id"] == run), key=lambda x: x["threads"]):
-            sp = r.get("update_spread") or {}
-            base = next((b for b in rows if b["run_id"] == run and b["threads"] == r["threads"]
-                         and b["learner"] == "l4c_native_chess"), None)
-            pr = paired_ratio(base, r) if base and base is not r else None
-            lower = [b for b in rows if b["run_id"] == run and b["threads"] == r["threads"]
-                     and number_key(b.get("number", ""), b["learner"]) < number_key(r.get("number", ""), name)]
-            below = max(lower, key=lambda b: number_key(b.get("number", ""), b["learner"]), default=None)
-            pb = paired_ratio(below, r) if below is not None and below is not base else None
-            parts.append(f"{r['threads']} thread{'s' if r['threads'] > 1 else ''} {fmt_time(r['update_s'])}"
-                         + (f" [IQR {fmt_time(sp['q1'])}-{fmt_time(sp['q3'])}]" if "q1" in sp and "q3" in sp else "")
-                         + (f", {_x(pr[0])} `l4c_native_chess` turn by turn (IQR {_x(pr[1])}-{_x(pr[2])})" if pr else "")
-                         + (f", {_x(pb[0])} `{below['learner']}` (IQR {_x(pb[1])}-{_x(pb[2])})" if pb else ""))
-        where = "" if o is ctx else f" on {o.machine_line} (results/{o.machine}/)"
-        out.append(f"- At `{last['algorithm']}`'s update{where} (B {st.get('batch_size')}, H {st.get('hidden')}; "
-                   f"{last['time'][:10]}, run {run}, timed in turns): " + "; ".join(parts))
     return out
 
 

@@ -123,7 +123,7 @@ def test_the_report_gives_the_newest_run_its_factors_turn_by_turn_and_the_gap_to
 
 def test_a_learners_notes_give_its_update_at_the_recipe_beside_l4c(tmp_path):
     from report.context import Context
-    from report.notes import recipe_update_lines
+    from report.parts.chess_recipe_learners import recipe_update_lines
     d = tmp_path / "res"
     ms, run = 1e-3, "20260102T000000-new"
     _row(d, L4C, 6 * ms, [6 * ms, 6 * ms, 8 * ms], {}, run)

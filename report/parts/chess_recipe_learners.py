@@ -2,11 +2,14 @@
 --algorithm NAME`, rows "chess_recipe_learner"): each learner's update timed in turns at the
 recipe's B and H, its factor on l4c turn by turn, where its update goes by the native round's
 phase clock, and, for the one with the largest factor on l4c at each thread count, how far it
-is from the TARGET x l4c update and from the update's roof (_roof). The newest such run on this machine, or on the first other machine that has one
-(named). Used by chess_e2e's learner section, after the contract's tables."""
+is from the TARGET x l4c update and from the update's roof (_roof). The newest such run on
+this machine, or on the first other machine that has one (named). Used by chess_e2e's learner section, after the contract's tables; recipe_update_lines
+gives a learner's NOTES.md block (report/notes.py) its line from such runs."""
 from __future__ import annotations
 
 from typing import List
+
+from core.rung import number_key
 
 from report.context import fmt_time, md_table
 from report.data import paired_ratio, stale_mark
@@ -26,8 +29,9 @@ def _newest(o) -> List[dict]:
 
 
 def _x(v: float) -> str:
-    """A factor, with the digits a small one needs (the PyTorch learner's is about 0.01x)."""
-    return f"{v:.2f}x" if v >= 0.1 else f"{v:.3f}x"
+    """A factor at the precision that tells it apart: 63.4x, 2.57x, 0.013x."""
+    return (f"{v:,.0f}x" if v >= 100 else f"{v:.1f}x" if v >= 10 else f"{v:.2f}x" if v >= 0.1
+            else f"{v:.3f}x")
 
 
 # What an update must move at the least, besides layer 2's products: every parameter's theta,
@@ -151,3 +155,40 @@ def recipe_learners(c) -> str:
             text += "\n\n" + "; ".join(s[0].upper() + s[1:] if i == 0 else s for i, s in enumerate(said)) + "."
         return text
     return ""
+
+
+def recipe_update_lines(ctx, name: str) -> List[str]:
+    """A chess learner's update at a recipe's own settings (rows chess_recipe_learner, `harness
+    learners --workload chess --algorithm NAME`): on this machine and on each other machine
+    that has such rows (named), from the newest run that timed it, each thread count's time,
+    with its factor on l4c and on the learner numbered just below it in that run, turn by turn
+    where they were timed in turns."""
+    from report.data import stale
+    from report.parts.algorithms_elsewhere import other_contexts
+    if getattr(ctx, "workload", None) != "chess":
+        return []
+    out = []
+    for o in [ctx] + list(other_contexts(ctx, "chess_recipe_learner")):
+        rows = [r for r in o.rows("chess_recipe_learner") if r.get("status") == "passed" and r.get("update_s")]
+        mine = [r for r in rows if r["learner"] == name and not stale(r)]
+        if not mine:
+            continue
+        run, last = mine[-1]["run_id"], mine[-1]
+        st, parts = last.get("settings") or {}, []
+        for r in sorted((x for x in mine if x["run_id"] == run), key=lambda x: x["threads"]):
+            sp = r.get("update_spread") or {}
+            base = next((b for b in rows if b["run_id"] == run and b["threads"] == r["threads"]
+                         and b["learner"] == BASE), None)
+            pr = paired_ratio(base, r) if base and base is not r else None
+            lower = [b for b in rows if b["run_id"] == run and b["threads"] == r["threads"]
+                     and number_key(b.get("number", ""), b["learner"]) < number_key(r.get("number", ""), name)]
+            below = max(lower, key=lambda b: number_key(b.get("number", ""), b["learner"]), default=None)
+            pb = paired_ratio(below, r) if below is not None and below is not base else None
+            parts.append(f"{r['threads']} thread{'s' if r['threads'] > 1 else ''} {fmt_time(r['update_s'])}"
+                         + (f" [IQR {fmt_time(sp['q1'])}-{fmt_time(sp['q3'])}]" if "q1" in sp and "q3" in sp else "")
+                         + (f", {_x(pr[0])} `{BASE}` turn by turn (IQR {_x(pr[1])}-{_x(pr[2])})" if pr else "")
+                         + (f", {_x(pb[0])} `{below['learner']}` (IQR {_x(pb[1])}-{_x(pb[2])})" if pb else ""))
+        where = "" if o is ctx else f" on {o.machine_line} (results/{o.machine}/)"
+        out.append(f"- At `{last['algorithm']}`'s update{where} (B {st.get('batch_size')}, H {st.get('hidden')}; "
+                   f"{last['time'][:10]}, run {run}, timed in turns): " + "; ".join(parts))
+    return out
