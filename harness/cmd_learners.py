@@ -54,8 +54,7 @@ def cmd_learners(args):
             raise StudyError(f"--algorithm {args.algorithm}: a chess recipe; add --workload chess")
         if args.device == "cuda":
             raise StudyError("--algorithm: the learners are timed at a recipe's update on the CPU only")
-        from .chess_recipe_learners import recipe, stage
-        recipe(args.algorithm)                       # refused here, before anything is built
+        from .chess_recipe_learners import stage
         prog = Progress("learners")
         bad = stage(args.algorithm, names, tuple(args.threads) if args.threads else None, args.quick, prog)
         prog.clear()

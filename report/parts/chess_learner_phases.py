@@ -42,10 +42,8 @@ def _outside(r: dict) -> float:
 def phase_split(c) -> str:
     """A table and a sentence a thread count, from this machine's rows or, where it has none,
     the first other machine that has them, named."""
-    from core import results
-    ctxs = [c] + [c.for_machine(m["id"]) for m in results.machines(c.results_dir)
-                  if m["id"] != c.machine and "learner" in m.get("kinds", ())]
-    for o in ctxs:
+    from report.parts.algorithms_elsewhere import other_contexts
+    for o in [c] + other_contexts(c, "learner"):
         runs = {rid: rows for rid, rows in _runs(o).items()
                 if any(r["learner"] == BASE for r in rows) and any(r["learner"] != BASE for r in rows)}
         if not runs:

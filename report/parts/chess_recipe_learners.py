@@ -84,12 +84,6 @@ def _roof_text(roof, allowed: float, best: dict) -> str:
             f"{roof[0] / best['update_s']:.0%} of the roof's speed")
 
 
-def _factor(base: dict, r: dict) -> float:
-    """r's factor on base: turn by turn where the two were timed in turns, else the medians'."""
-    pr = paired_ratio(base, r)
-    return pr[0] if pr else base["update_s"] / r["update_s"]
-
-
 def _phase_cells(r: dict, names) -> List[str]:
     ph = r.get("phase_s") or {}
     tot = sum(ph.values())
@@ -97,10 +91,9 @@ def _phase_cells(r: dict, names) -> List[str]:
 
 
 def recipe_learners(c) -> str:
-    from core import results
-    ctxs = [c] + [c.for_machine(m["id"]) for m in results.machines(c.results_dir)
-                  if m["id"] != c.machine and KIND in m.get("kinds", ())]
-    for o in ctxs:
+    from report.parts.chess_seconds_targets import _factor     # turn by turn where timed in turns
+    from report.parts.algorithms_elsewhere import other_contexts
+    for o in [c] + other_contexts(c, KIND):
         rows = _newest(o)
         timed = sorted((r for r in rows if r.get("status") == "passed" and r.get("update_s")),
                        key=lambda r: (r["threads"], r["learner"]))
@@ -125,8 +118,8 @@ def recipe_learners(c) -> str:
             rivals = [r for r in here if r["learner"] != BASE and r.get("reference") is not True]
             if not base or not rivals:
                 continue
-            best = max(rivals, key=lambda r: _factor(base, r))
-            x = _factor(base, best)
+            best = max(rivals, key=lambda r: _factor(base, r)[0])       # the largest factor on l4c
+            x = _factor(base, best)[0]
             allowed = base["update_s"] / TARGET
             ph = best.get("phase_s") or {}
             big = max(ph, key=ph.get) if ph else None
@@ -168,8 +161,8 @@ def recipe_update_lines(ctx, name: str) -> List[str]:
     if getattr(ctx, "workload", None) != "chess":
         return []
     out = []
-    for o in [ctx] + list(other_contexts(ctx, "chess_recipe_learner")):
-        rows = [r for r in o.rows("chess_recipe_learner") if r.get("status") == "passed" and r.get("update_s")]
+    for o in [ctx] + other_contexts(ctx, KIND):
+        rows = [r for r in o.rows(KIND) if r.get("status") == "passed" and r.get("update_s")]
         mine = [r for r in rows if r["learner"] == name and not stale(r)]
         if not mine:
             continue
