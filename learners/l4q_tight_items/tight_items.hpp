@@ -59,9 +59,9 @@ public:
         nitems[row] = expand(w, dst, &clock[row]);
     }
 
-    // L4p's l1_three, its lists read from list().
+    // L4p's l1_three, its lists read from list(); s' rows out to on (policy) and ot (target).
     template <int NV>
-    void l1_three(int j) {
+    void l1_three(int j, float* on, float* ot) {
         const float *pp = theta.data(), *pt = target.data(), *Sp = spol.data(), *St = stgt.data();
         const int32_t* is = list(j);
         const int32_t* in = list(B + j);
@@ -102,7 +102,7 @@ public:
                 c[q] = fma(k, V::load(St + 6 * Hp + q * W), c[q]);
             }
         }
-        float *os = h1p.data() + sz(j, Hp), *on = h1p.data() + sz(B + j, Hp), *ot = h1t.data() + sz(j, Hp);
+        float* os = h1p.data() + sz(j, Hp);
         for (int q = 0; q < NV; ++q) {
             relu(a[q]).store(os + q * W); relu(b[q]).store(on + q * W); relu(c[q]).store(ot + q * W);
         }
@@ -162,12 +162,12 @@ public:
         }
     }
 
-    void layer1_three(int j) {
+    void layer1_three(int j, float* on, float* ot) {
         switch (Hp / W) {
-        case 1: l1_three<1>(j); return;
-        case 2: l1_three<2>(j); return;
-        case 3: l1_three<3>(j); return;
-        default: l1_three<4>(j); return;         // rows() takes this path only up to four
+        case 1: l1_three<1>(j, on, ot); return;
+        case 2: l1_three<2>(j, on, ot); return;
+        case 3: l1_three<3>(j, on, ot); return;
+        default: l1_three<4>(j, on, ot); return;         // rows() takes this path only up to four
         }
     }
 
@@ -196,7 +196,7 @@ public:
                 prefetch_bytes(theta.data() + oW3 + ptrdiff_t(act[j]) * Hp, w3_bytes);
                 rew[j] = static_cast<float>(r[REW]) / static_cast<float>(REWARD_SCALE);
                 term[j] = static_cast<float>(r[TERM]);
-                layer1_three(j);
+                layer1_three(j, h1p.data() + sz(B + j, Hp), h1t.data() + sz(j, Hp));
             }
             layer2(theta.data(), h1p.data() + sz(b0, Hp), n, h2p.data() + sz(b0, Hp));
             layer2(theta.data(), h1p.data() + sz(B + b0, Hp), n, h2p.data() + sz(B + b0, Hp));
