@@ -6,9 +6,10 @@
 // room for every bit of 12 planes), so the 2 x B lists of a minibatch lie 3 KB apart in
 // 12.7 MB at B = 2,048, about one 4 KB page a list, though a position sets about 32 inputs.
 // Layer 1's backward (L4h's back1, held in registers by L4p) walks the B lists of s again
-// after back2, every thread all of them: a list's two lines are then in another page for
-// every row, far past the TLB's reach, and at 2 threads half of them were written by the
-// other core. At a14's update it took longer at 2 threads than at 1 (`prof`, development).
+// after back2, every thread all of them. At a14's update it took longer at 2 threads than at
+// 1 (the phase clock, development). Inferred, not counted (no performance counters here): a
+// list's two lines are in another page for every row, far past the TLB's reach, and at 2
+// threads half of them were written by the other core.
 // Here a list of at most CAP = 48 items (every legal position: 32 pieces, 6 flags, en
 // passant) goes to row j's slot of a tight array, 192 bytes a slot (786 KB at B = 2,048);
 // a longer list (possible only for rows that are not positions) keeps L4c's slot, and a
