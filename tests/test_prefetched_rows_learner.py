@@ -4,7 +4,7 @@ equal L4c's bit for bit at the contract's settings, at a recipe's (H 48, B 2048:
 narrowest layer-1 tail) and at widths that leave 1..7 vectors in layer 1's tail, at 1, 2 and
 3 threads, with the tests-only mutations too; it passes the chess learner checks, and a
 broken variant of it does not. L4g (the same phases under L4e's lazy AdamW) and the learners
-built on L4f's phases (L4h-L4r) take every test too."""
+built on L4f's phases (L4h-L4s) take every test too."""
 import pytest
 
 from core.discover import reference_learner
@@ -13,7 +13,7 @@ from tests.helpers import assert_equal_traces, chess_trace, learner_or_skip
 NAMES = ("l4f_prefetched_rows", "l4g_lazy_prefetched", "l4h_balanced_back1", "l4i_sparse_layer2",
          "l4j_lazy_sparse", "l4k_owned_rows", "l4m_rows_out",
          "l4n_compressed_legal", "l4o_folded_argmax", "l4p_narrow_layer1",
-         "l4q_tight_items", "l4r_lean_block")   # the learners with L4f's phases
+         "l4q_tight_items", "l4r_lean_block", "l4s_flags_once")   # the learners with L4f's phases
 RECIPE = dict(hidden=48, batch_size=2048, gamma=0.9, lr=1e-3, target_period=32)
 
 

@@ -1,10 +1,10 @@
 """L4q (learners/l4q_tight_items) where its tight slots do not hold a list: rows whose planes set
 more than 48 inputs (not positions, but rows a replay can hold) keep L4c's slot, and the
 weights, target and losses still equal L4c's bit for bit at 1-3 threads, the narrow path (48
-units) and the wide one (256) alike. L4r (learners/l4r_lean_block) takes the same rows, and
-rows whose planes or legal-mask words set more than 16 bits (its byte compress widens 16 at a
-time; a position sets at most 10 in a plane). tests/test_prefetched_rows_learner.py runs L4f's
-tests on both with real positions."""
+units) and the wide one (256) alike. L4r and L4s (learners/l4r_lean_block, l4s_flags_once) take
+the same rows, and rows whose planes or legal-mask words set more than 16 bits (their byte
+compress widens 16 at a time; a position sets at most 10 in a plane).
+tests/test_prefetched_rows_learner.py runs L4f's tests on all three with real positions."""
 from __future__ import annotations
 
 import numpy as np
@@ -49,7 +49,7 @@ def _wide_words_replay():
     return rp
 
 
-LEARNERS = ["l4q_tight_items", "l4r_lean_block"]
+LEARNERS = ["l4q_tight_items", "l4r_lean_block", "l4s_flags_once"]
 
 
 @pytest.mark.parametrize("name", LEARNERS)
@@ -67,10 +67,11 @@ def test_lists_longer_than_a_tight_slot_equal_l4c(l4c_learner, hidden, name):
         assert_equal_traces(got, ref, (1, 9))
 
 
+@pytest.mark.parametrize("name", LEARNERS[1:])
 @pytest.mark.parametrize("hidden", [40, 48])
-def test_planes_and_mask_words_of_more_than_16_bits_equal_l4c(l4c_learner, hidden):
+def test_planes_and_mask_words_of_more_than_16_bits_equal_l4c(l4c_learner, hidden, name):
     from versions.chess.common.learn_verify import chess_config
-    fast = learner_or_skip("l4r_lean_block")
+    fast = learner_or_skip(name)
     rp = _wide_words_replay()
     words = rp.data[:rp.size]
     planes = np.unpackbits(words[:, :12].view(np.uint8), axis=1).reshape(len(words), 12, 64).sum(axis=2)
