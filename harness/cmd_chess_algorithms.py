@@ -131,22 +131,30 @@ def _threads(version: str, learner: str, args):
     return threads, workers
 
 
-def _verify(learner: str, cfg, note) -> dict:
-    from .learner_verify import learner_verifier
+def _verify(learner, cfg, note) -> dict:
+    """LEARNER.md's chess checks of `learner` (a name, or a Learner) at cfg's update; a learner
+    whose sums depend on its thread count (thread_sums) at cfg's thread count, which the
+    result then names ("threads")."""
+    from .learner_verify import learner_verifier, thread_sums
     ref = discover.reference_learner()
-    if learner == ref.name:
+    name = learner if isinstance(learner, str) else learner.name
+    if name == ref.name:
         return {"status": "reference", "detail": "the reference learner"}
+    lr = discover.runnable_learner(learner) if isinstance(learner, str) else learner
     lc = cfg.learner_config()
+    per = thread_sums(lr)
     ver = learner_verifier("chess", ref, cfg=lc, progress=note)
-    outs = ver.verify(discover.runnable_learner(learner), device="cpu")
+    outs = ver.verify(lr, device="cpu", threads=lc.threads if per else 1)
     bad = [o for o in outs if not o.ok]
     lines = [f"{'ok' if o.ok else 'FAIL'} {o.check} ({o.case}): {o.detail}" for o in outs]
+    at = {"threads": lc.threads} if per else {}
     if bad:
         return {"status": "failed", "detail": f"{bad[0].check} ({bad[0].case}): {bad[0].detail}",
-                "checks": lines}
+                "checks": lines, **at}
     return {"status": "passed", "detail": f"{len(outs)} chess checks against {ref.name} at hidden "
-                                          f"{lc.hidden}, batch {lc.batch_size}, gamma {lc.gamma:.6g}, lr {lc.lr:g}",
-            "checks": lines}
+                                          f"{lc.hidden}, batch {lc.batch_size}, gamma {lc.gamma:.6g}, lr {lc.lr:g}"
+                                          + (f", {lc.threads} threads" if per else ""),
+            "checks": lines, **at}
 
 
 CHECK_SOURCES = ("versions/chess/common/learn_verify.py", "versions/chess/common/learn.py")
@@ -156,17 +164,18 @@ def _check_hash() -> str:
     return results.source_hash(CHECK_SOURCES)
 
 
-def _earlier_check(name, learner, settings, code, quick) -> dict:
+def _earlier_check(name, learner, settings, code, quick, threads: int = 1) -> dict:
     """A passing learner check of this recipe's update on this learner, by the same code
     (its rows' source hash) and the same checks (the verifier's own hash), from an earlier
     run of this machine: checked once, not again (the check is deterministic: the same code
-    gives the same bits)."""
+    gives the same bits). A check that names its thread count (a thread_sums learner's) counts
+    only for that count."""
     checks = _check_hash()
     for r in reversed(results.load("chess_algorithm", quick=quick)):
         c = r.get("learner_check") or {}
         if (r["algorithm"], r["learner"]) == (name, learner) and r.get("settings") == settings \
                 and r.get("source_hash") == code and c.get("status") == "passed" \
-                and c.get("check_hash") == checks:
+                and c.get("check_hash") == checks and c.get("threads", threads) == threads:
             return {**c, "run": c.get("run", r["run_id"])}
     return {}
 
@@ -291,7 +300,8 @@ def _checked(a, settings, over, pair, budget, args, note, quick):
               "base": a.base, "settings": settings, "overrides": over, "version": version,
               "learner": learner, "threads": cfg.threads, "workers": cfg.workers, "budget_s": budget,
               "criterion": cfg.criterion, **_hashes(a, version, learner)}
-    check = _earlier_check(a.name, learner, settings, common["source_hash"], quick)
+    check = _earlier_check(a.name, learner, settings, common["source_hash"], quick,
+                           cfg.learner_config().threads)
     if check:
         note(f"{a.name}: {learner} passed at this update in run {check['run']}, same code")
     else:

@@ -107,7 +107,7 @@ def run_stage(quick: bool, progress, names: Optional[List[str]] = None, solve: b
     from training.config import TrainConfig
     from training.cost import TIMING_ROWS, measure_learners
     from training.loop import run_parallel
-    from .learner_verify import learner_verifier, worst_by_check
+    from .learner_verify import learner_verifier, thread_sums, worst_by_check
     note = progress.note
     items = [x for x in discover.learners() if (names is None or x.name in names)
              and workload in x.workloads]
@@ -129,6 +129,11 @@ def run_stage(quick: bool, progress, names: Optional[List[str]] = None, solve: b
 
     def sources(lr):
         return list(lr.source_paths()) + list(extra)
+
+    def timed_counts(lr):
+        counts = threads or ((1,) if quick or where[lr.name] == "cuda"
+                             else tuple(t for t in lr.threads if t <= ncpu()) or (1,))
+        return [t for t in counts if not (lr.ranks > 1 and t > 1)]     # multi-process: 1 thread a rank
     for lr in items:
         why = lr.unavailable_reason() or (cuda_missing() if where[lr.name] == "cuda" else None)
         row = {"workload": workload, "learner": lr.name, "number": lr.number, "title": lr.title,
@@ -142,7 +147,10 @@ def run_stage(quick: bool, progress, names: Optional[List[str]] = None, solve: b
             ok.append(lr)
             continue
         try:
-            outcomes = ver.verify(lr, device=where[lr.name])
+            if chess and thread_sums(lr):       # its sums depend on its thread count: each one timed
+                outcomes = [o for t in timed_counts(lr) for o in ver.verify(lr, device=where[lr.name], threads=t)]
+            else:
+                outcomes = ver.verify(lr, device=where[lr.name])
         except StudyError as e:
             outcomes = None
             detail = str(e)
@@ -164,9 +172,7 @@ def run_stage(quick: bool, progress, names: Optional[List[str]] = None, solve: b
     # so that a ratio of two of them is of samples taken side by side.
     plan = []
     for lr in ok:
-        counts = threads or ((1,) if quick or where[lr.name] == "cuda"
-                             else tuple(t for t in lr.threads if t <= ncpu()) or (1,))
-        plan += [(lr, t) for t in counts if not (lr.ranks > 1 and t > 1)]   # multi-process: 1 thread a rank
+        plan += [(lr, t) for t in timed_counts(lr)]
     chess_rows = fixed_replay(TIMING_ROWS, TIMING_ROWS) if chess and plan else None   # 107 MB: built once
     for t in sorted({t for _, t in plan}):
         group = [lr for lr, tt in plan if tt == t]

@@ -49,6 +49,17 @@ def precision(learner) -> str:
     return (info or {}).get("precision", "float32")
 
 
+def thread_sums(learner) -> bool:
+    """True for a learner whose build record says each thread keeps its own sums ("sums":
+    "per thread", L4t): its float32 rounding then depends on its thread count, so it is
+    checked at every thread count it is timed or trained at, not at 1 alone."""
+    try:
+        info = learner.build_info() if learner.build_info else None
+    except Exception:
+        info = None
+    return (info or {}).get("sums") == "per thread"
+
+
 def bf16_products(reference):
     """The reference learner with LEARNER.md's bf16 arithmetic: the products of its hidden
     layer (its forward for either network, both products of its backward) on operands
