@@ -135,7 +135,7 @@ def _verify(learner, cfg, note) -> dict:
     """LEARNER.md's chess checks of `learner` (a name, or a Learner) at cfg's update; a learner
     whose sums depend on its thread count (thread_sums) at cfg's thread count, which the
     result then names ("threads")."""
-    from .learner_verify import learner_verifier, thread_sums
+    from .learner_verify import learner_verifier, thread_sums, verify_at
     ref = discover.reference_learner()
     name = learner if isinstance(learner, str) else learner.name
     if name == ref.name:
@@ -144,7 +144,7 @@ def _verify(learner, cfg, note) -> dict:
     lc = cfg.learner_config()
     per = thread_sums(lr)
     ver = learner_verifier("chess", ref, cfg=lc, progress=note)
-    outs = ver.verify(lr, device="cpu", threads=lc.threads if per else 1)
+    outs = verify_at(ver, lr, lc.threads) if per else ver.verify(lr, device="cpu")
     bad = [o for o in outs if not o.ok]
     lines = [f"{'ok' if o.ok else 'FAIL'} {o.check} ({o.case}): {o.detail}" for o in outs]
     at = {"threads": lc.threads} if per else {}

@@ -107,7 +107,7 @@ def run_stage(quick: bool, progress, names: Optional[List[str]] = None, solve: b
     from training.config import TrainConfig
     from training.cost import TIMING_ROWS, measure_learners
     from training.loop import run_parallel
-    from .learner_verify import learner_verifier, thread_sums, worst_by_check
+    from .learner_verify import learner_verifier, thread_sums, verify_at, worst_by_check
     note = progress.note
     items = [x for x in discover.learners() if (names is None or x.name in names)
              and workload in x.workloads]
@@ -148,7 +148,7 @@ def run_stage(quick: bool, progress, names: Optional[List[str]] = None, solve: b
             continue
         try:
             if chess and thread_sums(lr):       # its sums depend on its thread count: each one timed
-                outcomes = [o for t in timed_counts(lr) for o in ver.verify(lr, device=where[lr.name], threads=t)]
+                outcomes = [o for t in timed_counts(lr) for o in verify_at(ver, lr, t, where[lr.name])]
             else:
                 outcomes = ver.verify(lr, device=where[lr.name])
         except StudyError as e:

@@ -60,6 +60,18 @@ def thread_sums(learner) -> bool:
     return (info or {}).get("sums") == "per thread"
 
 
+def verify_at(verifier, learner, threads: int, device: str = "cpu"):
+    """verifier.verify(learner) with every run of the learner at `threads` threads (the
+    reference's runs as always), each outcome's case naming the count: how a thread_sums
+    learner is checked at a count it runs at."""
+    from dataclasses import replace
+
+    def make(cfg, replay):
+        return learner.make(replace(cfg, threads=threads), replay)
+    outs = verifier.verify(replace(learner, make=make), device=device)
+    return [replace(o, case=f"{o.case}, {threads} threads") for o in outs]
+
+
 def bf16_products(reference):
     """The reference learner with LEARNER.md's bf16 arithmetic: the products of its hidden
     layer (its forward for either network, both products of its backward) on operands

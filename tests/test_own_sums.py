@@ -47,10 +47,9 @@ def test_its_sums_by_thread_pass_the_chess_checks_at_a_recipes_update_and_repeat
         l4c_learner, l4t, chess_replay, threads):
     from core import discover
     from harness.chess_recipe_learners import recipe
-    from harness.learner_verify import learner_verifier
-    from versions.chess.common.learn_verify import chess_config
+    from harness.learner_verify import learner_verifier, verify_at
     _, _, lc = recipe("a14_weight_for_stretch")
-    outs = learner_verifier("chess", discover.reference_learner(), cfg=lc).verify(l4t, device="cpu", threads=threads)
+    outs = verify_at(learner_verifier("chess", discover.reference_learner(), cfg=lc), l4t, threads)
     bad = [f"{o.check} ({o.case}): {o.detail}" for o in outs if not o.ok]
     assert not bad, bad
     assert any(f"{threads} threads" in o.case for o in outs)

@@ -296,26 +296,23 @@ class ChessLearnerVerifier:
             self._ref[seed, device] = run(self.reference, self.k_config(seed=seed, device=device), K)
         return self._ref[seed, device]
 
-    def verify(self, learner, device: Optional[str] = None, threads: int = 1) -> List[Outcome]:
+    def verify(self, learner, device: Optional[str] = None) -> List[Outcome]:
         """The checks of the module's docstring. On another device than the CPU, L1 is checked
         as the reference is (its first loss against float64 NumPy) and its first update against
         L1 on the CPU; after K updates it may be as far from L1's CPU forms as they are from one
-        another (spread()). Another learner on that device is compared with L1 there too.
-        threads: the learner's thread count (the reference's forms run as always): a learner
-        whose sums depend on it (Learner.thread_sums) is checked at each count it is timed at."""
+        another (spread()). Another learner on that device is compared with L1 there too."""
         device = device or learner.device
         is_ref = learner.name == self.reference.name
         out = [rows_check()]
-        at = f", {threads} threads" if threads != 1 else ""
         for seed in self.seeds:
-            case = f"seed {seed}{at}"
+            case = f"seed {seed}"
             self.progress(f"{learner.name} ({device}): chess, {case}")
             if is_ref and device == "cpu":
                 out.append(self.first_loss(self.first_ref(seed), seed, case))
                 continue
             try:
-                got = run(learner, self.k_config(seed=seed, device=device, threads=threads), K)
-                first = run(learner, self.config(seed=seed, device=device, threads=threads), 1) \
+                got = run(learner, self.k_config(seed=seed, device=device), K)
+                first = run(learner, self.config(seed=seed, device=device), 1) \
                     if self.first_differs() else got
             except Exception as e:
                 out.append(Outcome(False, "runs", case, f"{type(e).__name__}: {e}"))
