@@ -42,7 +42,6 @@ def run(name: str, settings: dict, lc, learners, threads_of, quick: bool, note) 
     from training.cost import TIMING_ROWS, measure_learners
     from versions.chess.common.learn import fixed_replay
     from .cmd_chess_algorithms import _check_hash, _verify
-    from .learner_verify import thread_sums
     failed, ok = 0, []
     base_cfg = replace(lc, device="cpu")
     for lr in learners:
@@ -56,25 +55,17 @@ def run(name: str, settings: dict, lc, learners, threads_of, quick: bool, note) 
             note(f"{lr.name}: skipped ({why})")
             continue
         note(f"{lr.name}: checking it at {name}'s update")
-        # once, or (a learner whose sums depend on its thread count) at each count it is timed at
-        counts = threads_of(lr) if thread_sums(lr) else [None]
-        checks = {}
-        for t in counts:
-            cfg = base_cfg if t is None else replace(base_cfg, threads=t)
-            check = {**_verify(lr, _AsTrain(cfg), note), "check_hash": _check_hash()}
-            check.pop("checks", None)
-            checks[t] = check
-            if check["status"] == "failed":
-                break
-        bad = [c for c in checks.values() if c["status"] == "failed"]
-        if bad:
+        # a learner whose sums depend on its thread count: at each count it is timed at
+        check = {**_verify(lr, _AsTrain(base_cfg), note, counts=threads_of(lr)), "check_hash": _check_hash()}
+        check.pop("checks", None)
+        if check["status"] == "failed":
             failed += 1
-            results.append("chess_recipe_learner", {**row, "status": "failed", "reason": bad[0]["detail"],
-                                                    "check": bad[0]}, quick=quick)
-            note(f"{lr.name}: FAILED at {name}'s update, not timed: {bad[0]['detail']}")
+            results.append("chess_recipe_learner", {**row, "status": "failed", "reason": check["detail"],
+                                                    "check": check}, quick=quick)
+            note(f"{lr.name}: FAILED at {name}'s update, not timed: {check['detail']}")
             continue
-        ok.append((lr, row, checks))
-    plan = [(lr, row, checks.get(t, checks.get(None)), t) for lr, row, checks in ok for t in threads_of(lr)]
+        ok.append((lr, row, check))
+    plan = [(lr, row, check, t) for lr, row, check in ok for t in threads_of(lr)]
     replay = fixed_replay(TIMING_ROWS, TIMING_ROWS) if plan else None
     u = int(settings["updates_per_round"])
     for t in sorted({t for *_, t in plan}):

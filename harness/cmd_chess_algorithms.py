@@ -131,10 +131,11 @@ def _threads(version: str, learner: str, args):
     return threads, workers
 
 
-def _verify(learner, cfg, note) -> dict:
-    """LEARNER.md's chess checks of `learner` (a name, or a Learner) at cfg's update; a learner
-    whose sums depend on its thread count (thread_sums) at cfg's thread count, which the
-    result then names ("threads")."""
+def _verify(learner, cfg, note, counts=()) -> dict:
+    """LEARNER.md's chess checks of `learner` (a name, or a Learner) at cfg's update. A learner
+    whose sums depend on its thread count (thread_sums) is checked at each of 1, cfg's thread
+    count and `counts` (a side-by-side round runs its updates at 1 thread beside the games,
+    then hands it the cores), which the result lists ("threads_checked")."""
     from .learner_verify import learner_verifier, thread_sums, verify_at
     ref = discover.reference_learner()
     name = learner if isinstance(learner, str) else learner.name
@@ -142,19 +143,19 @@ def _verify(learner, cfg, note) -> dict:
         return {"status": "reference", "detail": "the reference learner"}
     lr = discover.runnable_learner(learner) if isinstance(learner, str) else learner
     lc = cfg.learner_config()
-    per = thread_sums(lr)
+    at = sorted({1, lc.threads, *counts}) if thread_sums(lr) else []
     ver = learner_verifier("chess", ref, cfg=lc, progress=note)
-    outs = verify_at(ver, lr, lc.threads) if per else ver.verify(lr, device="cpu")
+    outs = [o for t in at for o in verify_at(ver, lr, t)] if at else ver.verify(lr, device="cpu")
     bad = [o for o in outs if not o.ok]
     lines = [f"{'ok' if o.ok else 'FAIL'} {o.check} ({o.case}): {o.detail}" for o in outs]
-    at = {"threads": lc.threads} if per else {}
+    listed = {"threads_checked": at} if at else {}
     if bad:
         return {"status": "failed", "detail": f"{bad[0].check} ({bad[0].case}): {bad[0].detail}",
-                "checks": lines, **at}
+                "checks": lines, **listed}
     return {"status": "passed", "detail": f"{len(outs)} chess checks against {ref.name} at hidden "
                                           f"{lc.hidden}, batch {lc.batch_size}, gamma {lc.gamma:.6g}, lr {lc.lr:g}"
-                                          + (f", {lc.threads} threads" if per else ""),
-            "checks": lines, **at}
+                                          + (f", threads {', '.join(map(str, at))}" if at else ""),
+            "checks": lines, **listed}
 
 
 CHECK_SOURCES = ("versions/chess/common/learn_verify.py", "versions/chess/common/learn.py")
@@ -168,14 +169,14 @@ def _earlier_check(name, learner, settings, code, quick, threads: int = 1) -> di
     """A passing learner check of this recipe's update on this learner, by the same code
     (its rows' source hash) and the same checks (the verifier's own hash), from an earlier
     run of this machine: checked once, not again (the check is deterministic: the same code
-    gives the same bits). A check that names its thread count (a thread_sums learner's) counts
-    only for that count."""
+    gives the same bits). A check that lists the thread counts it ran at (a thread_sums
+    learner's) counts only for those."""
     checks = _check_hash()
     for r in reversed(results.load("chess_algorithm", quick=quick)):
         c = r.get("learner_check") or {}
         if (r["algorithm"], r["learner"]) == (name, learner) and r.get("settings") == settings \
                 and r.get("source_hash") == code and c.get("status") == "passed" \
-                and c.get("check_hash") == checks and c.get("threads", threads) == threads:
+                and c.get("check_hash") == checks and threads in c.get("threads_checked", [threads]):
             return {**c, "run": c.get("run", r["run_id"])}
     return {}
 

@@ -113,7 +113,7 @@ def test_the_harness_checks_a_per_thread_learner_at_each_count_it_times(l4t, tmp
     (d,) = [p for p in tmp_path.iterdir() if p.is_dir()]
     (row,) = [json.loads(x) for x in (d / "quick" / "chess_recipe_learner.jsonl").read_text().splitlines()]
     assert row["status"] == "failed" and "2 threads" in row["reason"] and "update_s" not in row
-    assert row["check"]["threads"] == 2
+    assert row["check"]["threads_checked"] == [1, 2]
     # without the build record's word it is checked at 1 thread alone, and the error goes by
     assert crl.run(name, settings, lc, [_wrong_at_two_threads(l4t, False)], lambda lr: [1], True,
                    lambda s: None) == 0
