@@ -147,8 +147,9 @@ def run_stage(quick: bool, progress, names: Optional[List[str]] = None, solve: b
             ok.append(lr)
             continue
         try:
-            if chess and thread_sums(lr):       # its sums depend on its thread count: each one timed
-                outcomes = [o for t in timed_counts(lr) for o in verify_at(ver, lr, t, where[lr.name])]
+            if chess and thread_sums(lr):       # its sums depend on its thread count: 1 and each one timed
+                outcomes = [o for t in sorted({1, *timed_counts(lr)})
+                            for o in verify_at(ver, lr, t, where[lr.name])]
             else:
                 outcomes = ver.verify(lr, device=where[lr.name])
         except StudyError as e:
