@@ -34,10 +34,14 @@ def test_rows_of_both_engines(tmp_path):
                 "step_n20", "step_n4096"):
         q = cpp["phases"][key]
         assert 0 < q["q1"] <= q["median"] <= q["q3"] and len(q["samples"]) == 2
-    # move generation is the core's largest phase, and the phases do not exceed a whole step
-    ns = {k: v["median"] for k, v in cpp["phases"].items()}
+    # move generation is the core's largest phase, and the phases do not exceed a whole step;
+    # each by its quickest sample (a test shares the machine: a burst of other work during one
+    # phase's two samples once made the medians' sum 1.7x a step's). Measured alone, the phases'
+    # quickest samples summed 0.78x a step's; 2x leaves room for a busy machine and still fails
+    # a phase that times something several times its own cost
+    ns = {k: min(v["samples"]) for k, v in cpp["phases"].items()}
     assert ns["movegen_mask"] == max(ns[k] for k in cpp["calls"] if k != "copies")
-    assert sum(c * ns.get(k, ns.get(f"{k}_n20", 0)) for k, c in cpp["calls"].items()) < 1.5 * ns["step_n20"]
+    assert sum(c * ns.get(k, ns.get(f"{k}_n20", 0)) for k, c in cpp["calls"].items()) < 2.0 * ns["step_n20"]
     assert set(py["calls"]) <= set(py["phases"]) and py["phases"]["step_n20"]["median"] > 1e4
     assert cpp["positions"] == 300 and py["positions"] == 300
     # the opponent's reply alone, both ways, apart from the summed phases; the report names them
