@@ -39,25 +39,25 @@ def run_learner(learner, cfg: LearnConfig, updates: int, checkpoints=()) -> dict
 SLACK = 2.0        # a form as accurate as another of the same arithmetic: at most twice its distance
 
 
+def _build_record(learner) -> dict:
+    """The learner's build record, or {} (none, or it cannot be read)."""
+    try:
+        return (learner.build_info() if learner.build_info else None) or {}
+    except Exception:
+        return {}
+
+
 def precision(learner) -> str:
     """"float32", or "bf16" for a learner whose build record says its products take bf16
     operands (LEARNER.md, *bf16*)."""
-    try:
-        info = learner.build_info() if learner.build_info else None
-    except Exception:
-        info = None
-    return (info or {}).get("precision", "float32")
+    return _build_record(learner).get("precision", "float32")
 
 
 def thread_sums(learner) -> bool:
     """True for a learner whose build record says each thread keeps its own sums ("sums":
     "per thread", L4t): its float32 rounding then depends on its thread count, so it is
     checked at every thread count it is timed or trained at, not at 1 alone."""
-    try:
-        info = learner.build_info() if learner.build_info else None
-    except Exception:
-        info = None
-    return (info or {}).get("sums") == "per thread"
+    return _build_record(learner).get("sums") == "per thread"
 
 
 def verify_at(verifier, learner, threads: int, device: str = "cpu"):
