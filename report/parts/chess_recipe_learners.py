@@ -34,9 +34,11 @@ def _x(v: float) -> str:
             else f"{v:.3f}x")
 
 
-# What an update must move at the least, besides layer 2's products: every parameter's theta,
-# m, v and gradient read and theta, m, v written (float32: 28 bytes), and each minibatch row
-# of the replay (LEARNER.md's compact row: 102 words of 8 bytes) read once.
+# What an update must move at the least, besides layer 2's products: theta, m, v and gradient
+# read and theta, m, v written (float32: 28 bytes) of every parameter that can have a gradient,
+# and each minibatch row of the replay (LEARNER.md's compact row: 102 words of 8 bytes) read
+# once. The W3 rows and b3 entries of the actions that lead off the board (encoding.DECODE
+# None) never have one, and their AdamW step is the identity (learners/l4u_quiet_rows/NOTES.md).
 STATE_BYTES = 28
 ROW_BYTES = 8 * 102
 
@@ -60,11 +62,14 @@ def _roof(o, threads: int, st: dict):
                 and not ws for r in rs), default=None)
     if not (flops and peak and fills and copy and st.get("hidden") and st.get("batch_size")):
         return None
-    params = sum(math.prod(s) for s in NetSpec(CHESS, st["hidden"]).shapes().values())
+    from versions.chess.common.encoding import DECODE
+    quiet = sum(d is None for d in DECODE) * (st["hidden"] + 1)
+    params = sum(math.prod(s) for s in NetSpec(CHESS, st["hidden"]).shapes().values()) - quiet
     ws = max(fills)
     terms = [(flops / peak, f"layer 2's products ({flops / 1e6:.0f} MFLOP) at the FMA peak ({peak / 1e9:.0f} GFLOP/s)"),
              (STATE_BYTES * params / (fills[ws] * 1e9),
-              f"AdamW's state ({params:,} parameters x {STATE_BYTES} bytes) at the write rate into a "
+              f"AdamW's state ({params:,} parameters that can have a gradient x {STATE_BYTES} bytes) "
+              f"at the write rate into a "
               f"{ws / 2 ** 20:.1f} MiB buffer ({fills[ws]:.0f} GB/s)"),
              (ROW_BYTES * st["batch_size"] / (copy * 1e9),
               f"the replay rows ({st['batch_size']:,} x {ROW_BYTES} bytes) at the copy rate ({copy:.0f} GB/s)")]
