@@ -53,6 +53,17 @@ def test_its_weights_equal_l4ts_bit_for_bit(l4t, l4u, chess_replay, threads, hid
         assert_equal_traces(got, ref, (1, 9))
 
 
+@pytest.mark.parametrize("hidden,threads", [(256, 4), (48, 5), (48, 7)])
+def test_where_a_thread_has_no_w3_row_it_is_still_l4ts_bits(l4t, l4u, chess_replay, hidden, threads):
+    """With 4 threads at 256 units, or 5 and more at 48, L4c's split of AdamW's rows gives some
+    thread only rows before W3: each row must still take exactly one step."""
+    from versions.chess.common.learn_verify import chess_config
+    cfg = chess_config(hidden=hidden, batch_size=64, target_period=4, lr=1e-3, seed=4, threads=threads)
+    ref, _ = chess_trace(l4t, cfg, chess_replay, (1, 4))
+    got, _ = chess_trace(l4u, cfg, chess_replay, (1, 4))
+    assert_equal_traces(got, ref, (1, 4))
+
+
 def test_at_one_thread_it_is_l4cs_bits(l4c_learner, l4u, chess_replay):
     from versions.chess.common.learn_verify import chess_config
     cfg = chess_config(hidden=48, batch_size=128, target_period=3, lr=1e-3, seed=2, threads=1)

@@ -92,7 +92,8 @@ public:
     void adam(ptrdiff_t r0, ptrdiff_t r1, const AdamConsts& c, int64_t k_done) {
         const ptrdiff_t first3 = OBS_DIM + 2 + H;             // the parameter row of W3's row 0
         const ptrdiff_t w0 = std::clamp(r0, first3, NR), w1 = std::clamp(r1, first3, NR);
-        if (r0 < w0) OwnSumsDQN::adam(r0, w0, c, k_done);     // W1, b1, W2, b2 (no b3: r1 <= NR)
+        if (r0 < std::min(r1, first3))                        // W1, b1, W2, b2 (no b3: below NR)
+            OwnSumsDQN::adam(r0, std::min(r1, first3), c, k_done);
         const bool quiet = quiet_steps(c), copy = !hp.soft && k_done % hp.period == 0;
         for (ptrdiff_t r = w0; r < w1; ++r) {
             const ptrdiff_t a = r - first3;
@@ -109,7 +110,7 @@ public:
                 touched3[a] = 0;
             }
         }
-        if (r1 > NR) OwnSumsDQN::adam(NR, r1, c, k_done);     // b3
+        if (r1 > NR) OwnSumsDQN::adam(std::max(r0, NR), r1, c, k_done);     // b3
     }
 };
 
