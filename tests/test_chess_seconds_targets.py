@@ -53,16 +53,16 @@ def _ladder(d, a8_l4f_times, a8_round=0.02, learner_x=(1.0, 0.5)):
     _learner(d, "l4e_lazy_adamw", learner_x[1] * 1e-3)
 
 
-def _as_other_machine(src, d) -> str:
+def _as_other_machine(src, d, cpu: str = "Test CPU Other") -> str:
     """Move the rows written under src (this machine's folder there) into results folder d as
-    another machine's ("Test CPU Other"), with its machine.json; returns that machine's id."""
+    another machine's (`cpu`), with its machine.json; returns that machine's id."""
     import json
     from core.machine import machine_id
     (s,) = [p for p in src.iterdir() if p.is_dir()]
     for f in s.glob("*.jsonl"):
         rows = [json.loads(x) for x in f.read_text().splitlines()]
         for r in rows:
-            r["provenance"]["machine"]["cpu"] = "Test CPU Other"
+            r["provenance"]["machine"]["cpu"] = cpu
         other = machine_id(rows[0]["provenance"]["machine"])
         (d / other).mkdir(exist_ok=True)
         (d / other / f.name).write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -284,6 +284,41 @@ def test_another_machines_ladder_gets_its_own_paragraph_named_and_without_a1_no_
     assert "9 s" in lines[1] and "**met**" in lines[1].split(";")[0]
     assert "not estimated here (no run trained `a1_today`" in lines[1]
     assert "2.00x" in lines[1] and "each estimate within 10%" in lines[1]
+
+
+def test_the_readme_adds_the_fastest_other_machine_to_075_and_its_stretch(tmp_path):
+    """The README's chess sentence ends with, of the other machines with a ladder run, the one
+    whose best recipe x pair has the lowest median to 0.75, and there the best median to a
+    higher score; with no other machine it adds nothing."""
+    from report.context import Context
+    from report.sections import chess_algorithms as ca
+    d = tmp_path / "res"
+    _ladder(d, [8.0, 8.2, 7.8, 8.1, 7.9])
+    (main,) = [p for p in d.iterdir() if p.is_dir()]
+
+    def ctx():
+        return Context(results_dir=d, report_dir=tmp_path / "r", machine=main.name)
+    alone = ca.headline(ctx())
+    assert "7.9 s" in alone and alone.endswith(".") and " On " not in alone
+    for cpu, times, stretch in (("Test CPU Slow", [6.0] * 5, [4.0] * 5),
+                                ("Test CPU Quick", [2.0, 2.2, 1.8, 2.1, 1.9], [5.0, 6.0, 4.0, 5.5, 4.5])):
+        src = tmp_path / cpu.replace(" ", "")
+        _seeds(src, "a8_48_units", FAST[1], 300, times, COST)
+        for i, t in enumerate(stretch):
+            _append(src, "chess_algorithm", {
+                "workload": "chess", "algorithm": "a8_48_units", "version": FAST[0], "learner": L4F,
+                "seed": 100 + i, "reached": True, "rounds_to_criterion": 900, "time_to_criterion_s": t,
+                "updates_to_criterion": 3600, "flops": 1e9, "settings": {"envs": 512, "steps": 4},
+                "criterion": 0.9, "overrides": {}}, "20260105T000000-s1")
+        _as_other_machine(src, d, cpu)
+    text = ca.headline(ctx())
+    assert text.startswith(alone[:-1])                    # the report's machine's sentence first
+    tail = text[len(alone):]
+    assert tail.startswith(" On Test CPU Quick") and "Slow" not in tail
+    assert f"`{FAST[0]}` x `{FAST[1]}` x `a8_48_units` reaches 0.75 in a median 2 s" in tail
+    assert "5/5 seeds, run 20260101T000000-cost" in tail
+    assert f"`{FAST[0]}` x `{L4F}` x `a8_48_units` a score of 0.9 in a median 5 s" in tail
+    assert "run 20260105T000000-s1" in tail and tail.endswith(").")
 
 
 def test_a_recipe_measured_only_on_another_machine_says_so_in_its_notes(tmp_path):

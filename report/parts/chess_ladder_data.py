@@ -90,6 +90,35 @@ def _stats(rows: List[dict]) -> dict:
     return out
 
 
+def fastest(c) -> Optional[tuple]:
+    """(recipe, its seed rows, _stats) with the lowest median time to 0.75 of the newest runs
+    of every recipe x pair (the ladder's and the other learners'), or None."""
+    entries = [(k[0], rows) for k, rows in learner_runs(c).items()] + list(ladder_runs(c).items())
+    done = [(n, rows, s) for n, rows, s in ((n, rows, _stats(rows)) for n, rows in entries)
+            if s["time_to_criterion_s"]]
+    return min(done, key=lambda x: x[2]["time_to_criterion_s"][1]) if done else None
+
+
+def beyond_groups(c) -> Dict[tuple, List[dict]]:
+    """{(run, recipe, version, learner, overrides): seed rows} of every run to a score above
+    the ladder's (the stretch, `--criterion`)."""
+    groups: Dict[tuple, List[dict]] = {}
+    for r in c.beyond_ladder("chess_algorithm"):
+        if r.get("seed") is not None:
+            over = tuple(sorted((r.get("overrides") or {}).items()))
+            groups.setdefault((r["run_id"], r["algorithm"], r["version"], r["learner"], over), []).append(r)
+    return groups
+
+
+def fastest_beyond(groups: Dict[tuple, List[dict]]) -> Optional[tuple]:
+    """(key, _stats, rows) of the group of beyond_groups with the lowest median time to its
+    score (one that no seed reached sorts last), or None."""
+    if not groups:
+        return None
+    stats = [(k, _stats(g), g) for k, g in groups.items()]
+    return min(stats, key=lambda x: (x[1]["time_to_criterion_s"] or (0, float("inf"), 0))[1])
+
+
 def medians_by_run(c, name: str, version: str, learner: str) -> List[float]:
     """The recipe's median time to 0.75 in every run that trained it on this pair with every
     seed reaching it: the run-to-run spread beside one run's IQR."""

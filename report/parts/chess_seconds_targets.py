@@ -25,12 +25,10 @@ def _met(ok: bool) -> str:
 
 
 def _time(c, ca) -> str:
-    entries = [(k[0], rows) for k, rows in ca.learner_runs(c).items()] + list(ca.ladder_runs(c).items())
-    done = [(n, rows, s) for n, rows, s in ((n, rows, ca._stats(rows)) for n, rows in entries)
-            if s["time_to_criterion_s"]]
-    if not done:
+    best = ca.fastest(c)
+    if not best:
         return ""
-    name, rows, s = min(done, key=lambda x: x[2]["time_to_criterion_s"][1])
+    name, rows, s = best
     r0, q = rows[0], s["time_to_criterion_s"]
     ok = q[1] <= SECONDS and s["reached"] == s["n"] >= MIN_SEEDS
     medians = ca.medians_by_run(c, name, r0["version"], r0["learner"])
@@ -49,16 +47,10 @@ def _stretch(c, ca) -> str:
     """The stretch (a higher score, `--criterion`): of every run to it, the recipe x pair
     (with the run's overrides) with the lowest median time over its seeds, against the same
     SECONDS."""
-    groups = {}
-    for r in c.beyond_ladder("chess_algorithm"):
-        if r.get("seed") is not None:
-            over = tuple(sorted((r.get("overrides") or {}).items()))
-            groups.setdefault((r["run_id"], r["algorithm"], r["version"], r["learner"], over), []).append(r)
+    groups = ca.beyond_groups(c)
     if not groups:
         return ""
-    stats = [(k, ca._stats(g), g) for k, g in groups.items()]
-    (run, name, version, learner, over), s, g = min(
-        stats, key=lambda x: (x[1]["time_to_criterion_s"] or (0, float("inf"), 0))[1])
+    (run, name, version, learner, over), s, g = ca.fastest_beyond(groups)
     crit, q = g[0]["criterion"], s["time_to_criterion_s"]
     ok = bool(q) and q[1] <= SECONDS and s["reached"] == s["n"] >= MIN_SEEDS
     got = (f"{ca._s(q[1])} [IQR {ca._s(q[0])}-{ca._s(q[2])}], {s['rounds_to_criterion'][1]:,.0f} rounds"
