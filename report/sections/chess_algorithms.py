@@ -262,11 +262,14 @@ def headline_elsewhere(c) -> str:
     out = (f" On {o.machine_line} (results/{o.machine}/), `{r0['version']}` x `{r0['learner']}` x `{name}` "
            f"reaches 0.75 in a median {_s(q[1])} (IQR {_s(q[0])}-{_s(q[2])}, {s['reached']}/{s['n']} seeds, "
            f"run {r0['run_id']})")
-    beyond = fastest_beyond(beyond_groups(o))
+    groups = beyond_groups(o)
+    beyond = fastest_beyond(groups)
     if beyond and beyond[1]["time_to_criterion_s"]:
         (run, bname, version, learner, over), bs, g = beyond
         bq = beyond[1]["time_to_criterion_s"]
         with_ = f" with {', '.join(f'{k} {v:g}' for k, v in over)}" if over else ""
+        runs = len({k[0] for k in groups})
         out += (f", and `{version}` x `{learner}` x `{bname}`{with_} a score of {g[0]['criterion']:g} in a "
-                f"median {_s(bq[1])} (IQR {_s(bq[0])}-{_s(bq[2])}, {bs['reached']}/{bs['n']} seeds, run {run})")
+                f"median {_s(bq[1])} (IQR {_s(bq[0])}-{_s(bq[2])}, {bs['reached']}/{bs['n']} seeds, run {run}"
+                + (f", the best of {runs} runs to it" if runs > 1 else "") + ")")
     return out + "."
