@@ -29,11 +29,17 @@ def _cmd(*args) -> str:
 
 @functools.lru_cache(None)
 def machine() -> dict:
-    model, flags = platform.processor(), []
+    model, flags, family = platform.processor(), [], {}
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name") and model in ("", platform.processor()):
                 model = line.split(":", 1)[1].strip()
+            key = line.split(":", 1)[0].strip()
+            if key in ("cpu family", "model") and key not in family:
+                try:
+                    family[key] = int(line.split(":", 1)[1])
+                except ValueError:
+                    pass
             if line.startswith("flags"):
                 flags = line.split(":", 1)[1].split()
                 break
@@ -46,6 +52,8 @@ def machine() -> dict:
         pass
     return {
         "cpu": model,
+        # a hypervisor may name two generations alike ("AMD EPYC"): the family and model tell them apart
+        **({"cpu_family": family["cpu family"], "cpu_model": family.get("model")} if "cpu family" in family else {}),
         "cores": os.cpu_count(),
         "affinity": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
         "physical_cores": physical_cores(),
@@ -165,14 +173,20 @@ def isa_level(m: dict = None) -> str:
 
 
 def machine_id(m: dict = None) -> str:
-    """A stable folder name for a machine: CPU model, cores, memory (GiB, rounded), ISA level.
-    The cores are those this process may use: a run pinned to 2 of 16 cores (taskset) is a
-    2-core machine's, and its rows do not mix with the whole machine's."""
+    """A stable folder name for a machine: CPU model, its family and model numbers where
+    recorded, cores, memory (GiB, rounded), ISA level. A virtual machine may show two CPU
+    generations under one name ("AMD EPYC": a Zen 4 and a Zen 5, whose AVX-512 FMA peaks
+    differ 2.3x), so the family and model go into the name; rows recorded before they were
+    (no `cpu_family`) keep the name they had. The cores are those this process may use: a run
+    pinned to 2 of 16 cores (taskset) is a 2-core machine's, and its rows do not mix with the
+    whole machine's."""
     import re
     m = m or machine()
     cpu = (m.get("cpu") or "unknown-cpu").lower()
     cpu = re.sub(r"\((r|tm)\)|\bcpu\b|@.*$", " ", cpu)
     slug = re.sub(r"[^a-z0-9]+", "-", cpu).strip("-") or "unknown-cpu"
+    if m.get("cpu_family") is not None:
+        slug += f"-fam{m['cpu_family']}m{m.get('cpu_model', 0)}"
     mem = m.get("memory_gib")
     cores = min(c for c in (m.get("cores"), m.get("affinity")) if c) if m.get("cores") else 0
     out = f"{slug}-{cores}c-{int(round(mem)) if mem else 0}g-{isa_level(m)}"
@@ -188,7 +202,9 @@ def describe(m: dict = None) -> str:
     m = m or machine()
     simd = " ".join(x for x in m.get("simd", []) if x.startswith(("avx", "fma")))
     gpu = m.get("gpu") or []
-    return (f"{m.get('cpu')}, {m.get('cores')} cores" + (f", {simd}" if simd else "")
+    fam = (f" (family {m['cpu_family']}, model {m.get('cpu_model')})"
+           if m.get("cpu_family") is not None else "")
+    return (f"{m.get('cpu')}{fam}, {m.get('cores')} cores" + (f", {simd}" if simd else "")
             + (f", GPU {', '.join(gpu)}" if gpu else ""))
 
 

@@ -119,6 +119,23 @@ def test_cuda_learners_skip_with_the_reason_on_a_machine_without_one():
         assert "no CUDA device here" in why and torch.__version__ in why
 
 
+def test_machine_ids_keep_two_cpu_generations_under_one_name_apart():
+    """A hypervisor may name a Zen 4 and a Zen 5 both "AMD EPYC": the family and model the
+    CPU reports go into the id and the heading; a row recorded before they were keeps its id."""
+    from core.machine import describe, machine, machine_id
+    m = {"cpu": "AMD EPYC", "cores": 2, "memory_gib": 23.5,
+         "simd": ["avx2", "fma", "avx512f", "avx512bw", "avx512vl"]}
+    zen5, zen4 = {**m, "cpu_family": 26, "cpu_model": 2}, {**m, "cpu_family": 25, "cpu_model": 17}
+    assert machine_id(m) == "amd-epyc-2c-24g-avx512"
+    assert machine_id(zen5) == "amd-epyc-fam26m2-2c-24g-avx512"
+    assert machine_id(zen4) == "amd-epyc-fam25m17-2c-24g-avx512" != machine_id(zen5)
+    assert describe(zen5).startswith("AMD EPYC (family 26, model 2), 2 cores")
+    assert describe(m).startswith("AMD EPYC, 2 cores")
+    here = machine()
+    if "cpu_family" in here:                  # /proc/cpuinfo names it (x86 Linux)
+        assert isinstance(here["cpu_family"], int) and f"-fam{here['cpu_family']}m" in machine_id()
+
+
 def test_machine_ids_name_the_gpu_and_the_report_keeps_the_ladders_machine():
     from core.machine import describe, machine_id
     from core.results import report_machine
