@@ -24,7 +24,7 @@ def l4t():
 
 
 def _off_board():
-    """Off-board action ids (the encoding's DECODE has no move for them), and one on-board."""
+    """Off-board action ids: the encoding's DECODE has no move for them."""
     from versions.chess.common.encoding import DECODE
     off = [a for a, d in enumerate(DECODE) if d is None]
     assert len(off) == 2418                                   # of 4,672: the rows L4u may leave out
