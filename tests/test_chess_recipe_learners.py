@@ -157,6 +157,28 @@ def test_the_targets_line_gives_the_learner_target_at_the_recipes_update_too(tmp
     assert "`l4p_narrow_layer1` 5.00x" in _at_recipe(c()) and _at_recipe(c()).endswith("met there")
 
 
+def test_the_recipe_learner_target_gives_its_spread_over_runs_and_a_best_run_is_not_a_result(tmp_path):
+    """Where several runs timed the newest run's learner beside l4c at the recipe's update, the
+    factor's range over them is given, and 4x in the newest of three runs alone is met in 1 of 3."""
+    from report.context import Context
+    from report.parts.chess_seconds_targets import _at_recipe
+    d, ms = tmp_path / "res", 1e-3
+    c = lambda: Context(results_dir=d, report_dir=tmp_path / "rep").for_workload("chess")  # noqa: E731
+    for run, x in (("20260101T000000-a", 3.5), ("20260102T000000-b", 3.8), ("20260103T000000-c", 4.2)):
+        _row(d, L4C, 6 * ms, [6 * ms] * 3, {}, run, threads=2)
+        _row(d, L4O, 6 * ms / x, [6 * ms / x] * 3, {}, run, threads=2)
+    text = _at_recipe(c())
+    assert "run 20260103T000000-c), `l4o_folded_argmax` 4.20x" in text, text
+    assert text.endswith("met there in 1 of its 3 runs only; in the 3 runs that timed both there it ranged "
+                         "3.50x-4.20x, >= 4x in 1 of them"), text
+    _row(d, L4C, 6 * ms, [6 * ms] * 3, {}, "20260104T000000-d", threads=2)        # a fourth run, 4.1x
+    _row(d, L4O, 6 * ms / 4.1, [6 * ms / 4.1] * 3, {}, "20260104T000000-d", threads=2)
+    _row(d, L4C, 6 * ms, [6 * ms] * 3, {}, "20260105T000000-e", threads=2)        # and a fifth, 4.05x
+    _row(d, L4O, 6 * ms / 4.05, [6 * ms / 4.05] * 3, {}, "20260105T000000-e", threads=2)
+    assert _at_recipe(c()).endswith("met there; in the 5 runs that timed both there it ranged 3.50x-4.20x, "
+                                    ">= 4x in 3 of them"), _at_recipe(c())
+
+
 def test_the_learner_named_is_the_one_with_the_largest_factor_turn_by_turn(tmp_path):
     """A learner with the lower median but the smaller factor, turn by turn, is not the one named."""
     from report.context import Context

@@ -162,9 +162,25 @@ def _at_recipe(c) -> str:
         best = max(rivals, key=lambda r: _factor(b, r)[0])      # the largest factor, turn by turn
         x, text = _factor(b, best)
         st = b.get("settings") or {}
+        xs = []                        # the same learner against l4c in every run of this recipe
+        for rid in dict.fromkeys(r["run_id"] for r in rows):
+            same = [r for r in rows if r["run_id"] == rid and r["threads"] == b["threads"]
+                    and r.get("algorithm") == b.get("algorithm")]
+            rb = [r for r in same if r["learner"] == BASE_LEARNER]
+            rl = [r for r in same if r["learner"] == best["learner"]]
+            if rb and rl:
+                xs.append(_factor(rb[-1], rl[-1])[0])
+        within = sum(v >= LEARNER_X for v in xs)
+        verdict = "met there" if x >= LEARNER_X else "not met there either"
+        spread = ""
+        if len(xs) > 1:
+            spread = (f"; in the {len(xs)} runs that timed both there it ranged {min(xs):.2f}x-{max(xs):.2f}x, "
+                      f">= {LEARNER_X:g}x in {within} of them")
+            if x >= LEARNER_X and 2 * within <= len(xs):      # not a result that holds from run to run
+                verdict = f"met there in {within} of its {len(xs)} runs only"
         return (f"; at a recipe's own update (`{b['algorithm']}`: B = {st.get('batch_size')}, H = "
                 f"{st.get('hidden')}; run {run}), `{best['learner']}` {text} at {b['threads']} threads, "
-                f"{'met there' if x >= LEARNER_X else 'not met there either'}")
+                f"{verdict}{spread}")
     return ""
 
 
