@@ -1,6 +1,7 @@
 """What several test files check the same way, written once: that processes are gone, that
 shared-memory segments and owner-tagged scratch are removed, a batch copied out of a
-generator's reused buffers, and the published perft table."""
+generator's reused buffers, the published perft table, and that a chess round stopped by a
+malformed row leaves no gradient sums behind."""
 from __future__ import annotations
 
 import os
@@ -140,6 +141,32 @@ def assert_equal_traces(got, ref, checkpoints):
         assert not bad, f"policy {bad} differ after {k} updates"
         bad = [key for key in t if not np.array_equal(t[key], rt[key])]
         assert not bad, f"target {bad} differ after {k} updates"
+
+
+def assert_stopped_round_leaves_no_sums(learner, chess_replay):
+    """A round stopped by a malformed replay row (after the rows, before AdamW) must leave no
+    gradient sums behind: three updates after it equal three updates from the start (at 2
+    threads, where each thread keeps its own sums)."""
+    import pytest
+    from core.errors import StudyError
+    from versions.chess.common.learn import ACTION, fixed_replay
+    from versions.chess.common.learn_verify import chess_config
+    cfg = chess_config(hidden=48, batch_size=256, target_period=5, lr=1e-3, seed=2, threads=2)
+    want, _ = chess_trace(learner, cfg, chess_replay, (3,))
+    rp = fixed_replay()
+    good = rp.data[:, ACTION].copy()
+    impl = learner.make(cfg, rp)
+    try:
+        rp.data[1::2, ACTION] = 9999                         # every other row: an action out of range
+        with pytest.raises((StudyError, ValueError)):
+            impl.learn(1)
+        rp.data[:, ACTION] = good
+        impl.learn(3)
+        got = impl.weights()
+    finally:
+        impl.close()
+    for k in got:
+        assert np.array_equal(got[k], want[0][0][k]), f"{k}: a stopped round's sums reached AdamW"
 
 
 def learner_or_skip(name: str):

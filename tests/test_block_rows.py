@@ -6,10 +6,10 @@ stopped by a malformed row leaves no sums behind. (Without AVX-512 VBMI2, or at 
 L4v runs L4u's path; the block's path is the one timed on machines that have it.)"""
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
-from tests.helpers import assert_equal_traces, chess_trace, learner_or_skip
+from tests.helpers import (assert_equal_traces, assert_stopped_round_leaves_no_sums, chess_trace,
+                           learner_or_skip)
 
 NAME = "l4v_block_rows"
 
@@ -45,22 +45,4 @@ def test_at_one_thread_it_is_l4cs_bits(l4c_learner, l4v, chess_replay):
 
 
 def test_a_round_stopped_by_a_malformed_row_leaves_no_sums(l4v, chess_replay):
-    from core.errors import StudyError
-    from versions.chess.common.learn import ACTION, fixed_replay
-    from versions.chess.common.learn_verify import chess_config
-    cfg = chess_config(hidden=48, batch_size=256, target_period=5, lr=1e-3, seed=2, threads=2)
-    want, _ = chess_trace(l4v, cfg, chess_replay, (3,))
-    rp = fixed_replay()
-    good = rp.data[:, ACTION].copy()
-    impl = l4v.make(cfg, rp)
-    try:
-        rp.data[1::2, ACTION] = 9999                         # every other row: an action out of range
-        with pytest.raises((StudyError, ValueError)):
-            impl.learn(1)
-        rp.data[:, ACTION] = good
-        impl.learn(3)
-        got = impl.weights()
-    finally:
-        impl.close()
-    for k in got:
-        assert np.array_equal(got[k], want[0][0][k]), f"{k}: a stopped round's sums reached AdamW"
+    assert_stopped_round_leaves_no_sums(l4v, chess_replay)

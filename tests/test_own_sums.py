@@ -12,7 +12,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from tests.helpers import assert_equal_traces, chess_trace, learner_or_skip
+from tests.helpers import (assert_equal_traces, assert_stopped_round_leaves_no_sums, chess_trace,
+                           learner_or_skip)
 
 NAME = "l4t_own_sums"
 
@@ -64,25 +65,7 @@ def test_its_sums_by_thread_pass_the_chess_checks_at_a_recipes_update_and_repeat
 
 
 def test_a_round_stopped_by_a_malformed_row_leaves_no_sums(l4t, chess_replay):
-    from core.errors import StudyError
-    from versions.chess.common.learn import ACTION, fixed_replay
-    from versions.chess.common.learn_verify import chess_config
-    cfg = chess_config(hidden=48, batch_size=256, target_period=5, lr=1e-3, seed=2, threads=2)
-    want, _ = chess_trace(l4t, cfg, chess_replay, (3,))
-    rp = fixed_replay()
-    good = rp.data[:, ACTION].copy()
-    impl = l4t.make(cfg, rp)
-    try:
-        rp.data[1::2, ACTION] = 9999                         # every other row: an action out of range
-        with pytest.raises((StudyError, ValueError)):
-            impl.learn(1)
-        rp.data[:, ACTION] = good
-        impl.learn(3)
-        got = impl.weights()
-    finally:
-        impl.close()
-    for k in got:
-        assert np.array_equal(got[k], want[0][0][k]), f"{k}: a stopped round's sums reached AdamW"
+    assert_stopped_round_leaves_no_sums(l4t, chess_replay)
 
 
 def _wrong_at_two_threads(l4t, says_per_thread: bool):
