@@ -221,3 +221,17 @@ def test_the_gap_sentence_sets_the_update_against_its_roof(tmp_path, l4c_ms, say
             "(40 GB/s) 122 µs, the replay rows (2,048 x 816 bytes) at the copy rate (20 GB/s) 83.6 µs: 677 µs "
             "summed as if none overlapped, ") in text
     assert says in text
+
+
+def test_the_gap_to_4x_is_given_to_two_places_near_it_and_a_learner_past_it_is_said_to_be(tmp_path):
+    from report.context import Context
+    from report.parts.chess_recipe_learners import recipe_learners
+    d, ms = tmp_path / "res", 1e-3
+    c = lambda: Context(results_dir=d, report_dir=tmp_path / "rep").for_workload("chess")  # noqa: E731
+    _row(d, L4C, 7.8 * ms, [7.8 * ms] * 3, {}, "20260101T000000-near")
+    _row(d, L4O, 2 * ms, [2 * ms] * 3, {}, "20260101T000000-near")                       # 3.90x
+    assert "so it would have to become 1.03x faster again" in recipe_learners(c())
+    _row(d, L4C, 9 * ms, [9 * ms] * 3, {}, "20260102T000000-past")
+    _row(d, L4O, 2 * ms, [2 * ms] * 3, {}, "20260102T000000-past")                       # 4.50x
+    text = recipe_learners(c())
+    assert "a 4x learner would take 2.25 ms, which it is in this run" in text and "faster again" not in text

@@ -132,10 +132,12 @@ def recipe_learners(c) -> str:
             where = (f"; its largest phase, the {label.split(' (')[0]}, takes {ph[big] / sum(ph.values()):.0%} of it"
                      if big else "")
             roof = _roof(o, t, best.get("settings") or {})
+            gap = (f"so it would have to become {TARGET / x:.{2 if TARGET / x < 1.1 else 1}f}x faster again"
+                   if x < TARGET else "which it is in this run")
             said.append(f"at {t} thread{'s' if t > 1 else ''}, the quickest against `{BASE}`, `{best['learner']}`, is {x:.2f}x "
                         f"`{BASE}` ({fmt_time(best['update_s'])} against {fmt_time(base['update_s'])}); a "
-                        f"{TARGET:g}x learner would take {fmt_time(allowed)}, so it would have to become "
-                        f"{TARGET / x:.1f}x faster again{where}" + _roof_text(roof, allowed, best))
+                        f"{TARGET:g}x learner would take {fmt_time(allowed)}, {gap}{where}"
+                        + _roof_text(roof, allowed, best))
         bad = [r for r in rows if r.get("status") in ("failed", "skipped", "error")]
         notes = "".join(f" `{r['learner']}` {r['status']}{' at ' + str(r['threads']) + ' threads' if r.get('threads') else ''}"
                         f" ({r.get('reason', '')})." for r in bad)
