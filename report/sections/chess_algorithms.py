@@ -266,7 +266,7 @@ def headline_elsewhere(c) -> str:
     beyond = fastest_beyond(groups)
     if beyond and beyond[1]["time_to_criterion_s"]:
         (run, bname, version, learner, over), bs, g = beyond
-        bq = beyond[1]["time_to_criterion_s"]
+        bq = bs["time_to_criterion_s"]
         with_ = f" with {', '.join(f'{k} {v:g}' for k, v in over)}" if over else ""
         runs = len({k[0] for k in groups})
         out += (f", and `{version}` x `{learner}` x `{bname}`{with_} a score of {g[0]['criterion']:g} in a "
