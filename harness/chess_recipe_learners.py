@@ -42,6 +42,7 @@ def run(name: str, settings: dict, lc, learners, threads_of, quick: bool, note) 
     from training.cost import TIMING_ROWS, measure_learners
     from versions.chess.common.learn import fixed_replay
     from .cmd_chess_algorithms import _check_hash, _verify
+    from .fits import misfit
     failed, ok = 0, []
     base_cfg = replace(lc, device="cpu")
     for lr in learners:
@@ -49,7 +50,7 @@ def run(name: str, settings: dict, lc, learners, threads_of, quick: bool, note) 
         row = {"workload": "chess", "algorithm": name, "settings": settings, "learner": lr.name,
                "number": lr.number, "title": lr.title, "device": "cpu", "sources": srcs,
                "source_hash": results.source_hash(srcs)}
-        why = lr.unavailable_reason()
+        why = lr.unavailable_reason() or misfit(lr, base_cfg)
         if why:
             results.append("chess_recipe_learner", {**row, "status": "skipped", "reason": why}, quick=quick)
             note(f"{lr.name}: skipped ({why})")

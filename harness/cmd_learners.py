@@ -107,6 +107,7 @@ def run_stage(quick: bool, progress, names: Optional[List[str]] = None, solve: b
     from training.config import TrainConfig
     from training.cost import TIMING_ROWS, measure_learners
     from training.loop import run_parallel
+    from .fits import misfit
     from .learner_verify import learner_verifier, thread_sums, verify_at, worst_by_check
     note = progress.note
     items = [x for x in discover.learners() if (names is None or x.name in names)
@@ -134,8 +135,10 @@ def run_stage(quick: bool, progress, names: Optional[List[str]] = None, solve: b
         counts = threads or ((1,) if quick or where[lr.name] == "cuda"
                              else tuple(t for t in lr.threads if t <= ncpu()) or (1,))
         return [t for t in counts if not (lr.ranks > 1 and t > 1)]     # multi-process: 1 thread a rank
+    stage_cfg = chess_config() if chess else LearnConfig()
     for lr in items:
-        why = lr.unavailable_reason() or (cuda_missing() if where[lr.name] == "cuda" else None)
+        why = (lr.unavailable_reason() or (cuda_missing() if where[lr.name] == "cuda" else None)
+               or misfit(lr, stage_cfg))
         row = {"workload": workload, "learner": lr.name, "number": lr.number, "title": lr.title,
                "device": where[lr.name], "sources": sources(lr), "source_hash": results.source_hash(sources(lr))}
         if why:

@@ -80,7 +80,7 @@ def bf16_products(reference):
     import torch
 
     def bf(t):
-        return t.to(torch.bfloat16).to(torch.float32)
+        return t.to(torch.bfloat16).to(t.dtype)
 
     class Products(torch.autograd.Function):
         @staticmethod
@@ -127,9 +127,10 @@ def learner_verifier(workload: str, reference, cfg: Optional[LearnConfig] = None
     (below); chess's, ChessLearnerVerifier (versions/chess/common/learn_verify.py). cfg: the
     update to check (a recipe's settings); None: the contract's."""
     if workload == "chess":
-        from versions.chess.common.learn_verify import ChessLearnerVerifier, recipe_settings
-        return ChessLearnerVerifier(reference, progress=progress,
-                                    settings=recipe_settings(cfg) if cfg is not None else None)
+        from versions.chess.common.learn_verify import recipe_settings
+        from .chess_bf16_verify import ChessBf16Verifier
+        return ChessBf16Verifier(reference, bf16_products, precision, progress=progress,
+                                 settings=recipe_settings(cfg) if cfg is not None else None)
     if workload != "cartpole":
         raise StudyError(f"no learner checks for workload {workload!r} (harness/learner_verify.py)")
     return LearnerVerifier(reference, cfg=cfg, progress=progress)
