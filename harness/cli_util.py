@@ -257,4 +257,3 @@ class Parser(argparse.ArgumentParser):
     def error(self, message):
         print(one_line(f"{self.prog}: error: {message}"), file=sys.stderr)
         sys.exit(2)
-
