@@ -235,3 +235,28 @@ def test_the_gap_to_4x_is_given_to_two_places_near_it_and_a_learner_past_it_is_s
     _row(d, L4O, 2 * ms, [2 * ms] * 3, {}, "20260102T000000-past")                       # 4.50x
     text = recipe_learners(c())
     assert "a 4x learner would take 2.25 ms, which it is in this run" in text and "faster again" not in text
+
+
+def test_a_bf16_learner_is_marked_and_the_quickest_float32_one_given_beside_it(tmp_path):
+    """A learner taking bf16 operands (its build record's precision) is named as such in the
+    targets line and the recipe table, and the quickest float32 learner's factor (with its range
+    over the runs) is given beside it, so that the float32 result is not hidden behind it."""
+    from report.context import Context
+    from report.parts.chess_recipe_learners import recipe_learners
+    from report.parts.chess_seconds_targets import _at_recipe
+    d, ms = tmp_path / "res", 1e-3
+    c = lambda: Context(results_dir=d, report_dir=tmp_path / "rep").for_workload("chess")  # noqa: E731
+    bf = {"build_info": {"precision": "bf16", "sums": "per thread"}}
+    for run, x32, x16 in (("20260101T000000-a", 3.7, 4.2), ("20260102T000000-b", 3.9, 4.4)):
+        _row(d, L4C, 6 * ms, [6 * ms] * 3, {}, run, threads=2)
+        _row(d, L4O, 6 * ms / x32, [6 * ms / x32] * 3, {}, run, threads=2)
+        _row(d, "l4w_bf16_layer2", 6 * ms / x16, [6 * ms / x16] * 3, {}, run, threads=2, number="4w", **bf)
+    text = _at_recipe(c())
+    assert ("`l4w_bf16_layer2` (layer 2's products on bf16 operands, float32 sums: checked by LEARNER.md's "
+            "bf16 rule) 4.40x") in text, text
+    assert "met there; in the 2 runs that timed both there it ranged 4.20x-4.40x, >= 4x in 2 of them" in text
+    assert text.endswith(f"; the quickest float32 learner there, `{L4O}`, 3.90x (in the 2 runs that timed both "
+                         "there it ranged 3.70x-3.90x, >= 4x in 0 of them)"), text
+    table = recipe_learners(c())
+    assert "| `l4w_bf16_layer2` (bf16) | 2 |" in table
+    assert f"(bf16 products in layer 2; the quickest float32 one, `{L4O}`, is 3.90x)" in table

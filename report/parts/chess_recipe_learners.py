@@ -28,6 +28,11 @@ def _newest(o) -> List[dict]:
     return [r for r in rows if r["run_id"] == run]
 
 
+def bf16_row(r: dict) -> bool:
+    """Whether the row's learner takes bf16 operands (its build record's precision)."""
+    return (r.get("build_info") or {}).get("precision") == "bf16"
+
+
 def _x(v: float) -> str:
     """A factor at the precision that tells it apart: 63.4x, 2.57x, 0.013x."""
     return (f"{v:,.0f}x" if v >= 100 else f"{v:.1f}x" if v >= 10 else f"{v:.2f}x" if v >= 0.1
@@ -43,7 +48,7 @@ STATE_BYTES = 28
 ROW_BYTES = 8 * 102
 
 
-def _roof(o, threads: int, st: dict):
+def _roof(o, threads: int, st: dict, bf16: bool = False):
     """(seconds, its text) of a recipe's update at its roof on context o's machine at `threads`:
     layer 2's products at the FMA peak, AdamW's state at the write rate into the largest buffer
     measured, the minibatch's replay rows at the copy rate (a stream: random rows come slower);
@@ -55,6 +60,9 @@ def _roof(o, threads: int, st: dict):
     from report.parts.chess_learner_roof import layer2_flops
     from versions.chess.common.spec import CHESS
     flops, peak = layer2_flops(st), fma_peak(o, threads)
+    at = "the FMA peak"
+    if bf16 and peak:              # VDPBF16PS: two products a lane an instruction (its rate not measured)
+        peak, at = 2 * peak, "twice the FMA peak (bf16 pairs, VDPBF16PS; that rate itself not measured)"
     runs = ceiling_runs(o)
     fills = {ws: max(r["value"] for r in rs) for (n, t, ws), rs in runs.items()
              if n == "bandwidth_fill_ws" and t == threads and ws}
@@ -66,7 +74,7 @@ def _roof(o, threads: int, st: dict):
     quiet = sum(d is None for d in DECODE) * (st["hidden"] + 1)
     params = sum(math.prod(s) for s in NetSpec(CHESS, st["hidden"]).shapes().values()) - quiet
     ws = max(fills)
-    terms = [(flops / peak, f"layer 2's products ({flops / 1e6:.0f} MFLOP) at the FMA peak ({peak / 1e9:.0f} GFLOP/s)"),
+    terms = [(flops / peak, f"layer 2's products ({flops / 1e6:.0f} MFLOP) at {at} ({peak / 1e9:.0f} GFLOP/s)"),
              (STATE_BYTES * params / (fills[ws] * 1e9),
               f"AdamW's state ({params:,} parameters that can have a gradient x {STATE_BYTES} bytes) "
               f"at the write rate into a "
@@ -115,7 +123,8 @@ def recipe_learners(c) -> str:
             iqr = f" [{fmt_time(sp['q1'])}-{fmt_time(sp['q3'])}]" if "q1" in sp and "q3" in sp else ""
             vs = ("1.00x" if r is base else f"{_x(pr[0])} [{_x(pr[1])}-{_x(pr[2])}]" if pr
                   else f"{base['update_s'] / r['update_s']:.2f}x (medians)" if base else "-")
-            body.append([f"`{r['learner']}`{stale_mark(r)}", str(r["threads"]), fmt_time(r["update_s"]) + iqr, vs]
+            body.append([f"`{r['learner']}`{' (bf16)' if bf16_row(r) else ''}{stale_mark(r)}", str(r["threads"]),
+                         fmt_time(r["update_s"]) + iqr, vs]
                         + _phase_cells(r, names))
         for t in sorted({r["threads"] for r in timed}):
             here = [r for r in timed if r["threads"] == t]
@@ -131,11 +140,17 @@ def recipe_learners(c) -> str:
             label = dict(PHASES).get(big, big)
             where = (f"; its largest phase, the {label.split(' (')[0]}, takes {ph[big] / sum(ph.values()):.0%} of it"
                      if big else "")
-            roof = _roof(o, t, best.get("settings") or {})
+            roof = _roof(o, t, best.get("settings") or {}, bf16_row(best))
             gap = (f"so it would have to become {TARGET / x:.{2 if TARGET / x < 1.1 else 1}f}x faster again"
                    if x < TARGET else "which it is in this run")
+            f32 = ""
+            if bf16_row(best):
+                others = [r for r in rivals if not bf16_row(r)]
+                if others:
+                    o32 = max(others, key=lambda r: _factor(base, r)[0])
+                    f32 = f" (bf16 products in layer 2; the quickest float32 one, `{o32['learner']}`, is {_factor(base, o32)[0]:.2f}x)"
             said.append(f"at {t} thread{'s' if t > 1 else ''}, the quickest against `{BASE}`, `{best['learner']}`, is {x:.2f}x "
-                        f"`{BASE}` ({fmt_time(best['update_s'])} against {fmt_time(base['update_s'])}); a "
+                        f"`{BASE}` ({fmt_time(best['update_s'])} against {fmt_time(base['update_s'])}){f32}; a "
                         f"{TARGET:g}x learner would take {fmt_time(allowed)}, {gap}{where}"
                         + _roof_text(roof, allowed, best))
         bad = [r for r in rows if r.get("status") in ("failed", "skipped", "error")]

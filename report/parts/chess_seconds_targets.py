@@ -144,10 +144,32 @@ def _learner(c, elsewhere: bool = True) -> str:
             "target*, in the chess learner section, sets it against the dense layer-2 products' FMA roof)")
 
 
+def _over_runs(rows: List[dict], b: dict, learner: str) -> List[float]:
+    """`learner`'s factor on l4c in every run of b's recipe that timed both at b's thread count."""
+    xs = []
+    for rid in dict.fromkeys(r["run_id"] for r in rows):
+        same = [r for r in rows if r["run_id"] == rid and r["threads"] == b["threads"]
+                and r.get("algorithm") == b.get("algorithm")]
+        rb = [r for r in same if r["learner"] == BASE_LEARNER]
+        rl = [r for r in same if r["learner"] == learner]
+        if rb and rl:
+            xs.append(_factor(rb[-1], rl[-1])[0])
+    return xs
+
+
+def _spread(xs: List[float]) -> str:
+    within = sum(v >= LEARNER_X for v in xs)
+    return (f"in the {len(xs)} runs that timed both there it ranged {min(xs):.2f}x-{max(xs):.2f}x, "
+            f">= {LEARNER_X:g}x in {within} of them") if len(xs) > 1 else ""
+
+
 def _at_recipe(c) -> str:
     """The same target at a recipe's own update, from this machine's newest run of `harness
-    learners --workload chess --algorithm` that timed l4c and another exact learner at the
-    most threads it timed l4c at: the largest other one's factor (turn by turn where timed in turns)."""
+    learners --workload chess --algorithm` that timed l4c and another native learner at the
+    most threads it timed l4c at: the largest other one's factor (turn by turn where timed in
+    turns), its range over the runs, and where that learner takes bf16 operands (LEARNER.md,
+    *bf16 on chess*) the quickest float32 learner's too."""
+    from report.parts.chess_recipe_learners import bf16_row
     rows = [r for r in c.rows("chess_recipe_learner") if r.get("status") == "passed" and r.get("update_s")]
     for run in reversed(list(dict.fromkeys(r["run_id"] for r in rows))):
         here = [r for r in rows if r["run_id"] == run]
@@ -162,25 +184,24 @@ def _at_recipe(c) -> str:
         best = max(rivals, key=lambda r: _factor(b, r)[0])      # the largest factor, turn by turn
         x, text = _factor(b, best)
         st = b.get("settings") or {}
-        xs = []                        # the same learner against l4c in every run of this recipe
-        for rid in dict.fromkeys(r["run_id"] for r in rows):
-            same = [r for r in rows if r["run_id"] == rid and r["threads"] == b["threads"]
-                    and r.get("algorithm") == b.get("algorithm")]
-            rb = [r for r in same if r["learner"] == BASE_LEARNER]
-            rl = [r for r in same if r["learner"] == best["learner"]]
-            if rb and rl:
-                xs.append(_factor(rb[-1], rl[-1])[0])
+        xs = _over_runs(rows, b, best["learner"])
         within = sum(v >= LEARNER_X for v in xs)
         verdict = "met there" if x >= LEARNER_X else "not met there either"
-        spread = ""
-        if len(xs) > 1:
-            spread = (f"; in the {len(xs)} runs that timed both there it ranged {min(xs):.2f}x-{max(xs):.2f}x, "
-                      f">= {LEARNER_X:g}x in {within} of them")
-            if x >= LEARNER_X and 2 * within <= len(xs):      # not a result that holds from run to run
-                verdict = f"met there in {within} of its {len(xs)} runs only"
+        spread = f"; {_spread(xs)}" if len(xs) > 1 else ""
+        if x >= LEARNER_X and len(xs) > 1 and 2 * within <= len(xs):    # not a result that holds from run to run
+            verdict = f"met there in {within} of its {len(xs)} runs only"
+        kind, f32 = "", ""
+        if bf16_row(best):
+            kind = " (layer 2's products on bf16 operands, float32 sums: checked by LEARNER.md's bf16 rule)"
+            others = [r for r in rivals if not bf16_row(r)]
+            if others:
+                o = max(others, key=lambda r: _factor(b, r)[0])
+                x32, ys = _factor(b, o)[0], _over_runs(rows, b, o["learner"])
+                f32 = (f"; the quickest float32 learner there, `{o['learner']}`, {x32:.2f}x"
+                       + (f" ({_spread(ys)})" if len(ys) > 1 else ""))
         return (f"; at a recipe's own update (`{b['algorithm']}`: B = {st.get('batch_size')}, H = "
-                f"{st.get('hidden')}; run {run}), `{best['learner']}` {text} at {b['threads']} threads, "
-                f"{verdict}{spread}")
+                f"{st.get('hidden')}; run {run}), `{best['learner']}`{kind} {text} at {b['threads']} threads, "
+                f"{verdict}{spread}{f32}")
     return ""
 
 
