@@ -192,3 +192,8 @@ def estimate_inputs(ctx):
     rc = ctx.rows("e2e_costs")
     rounds = est.median_rounds(ctx.rows("e2e"))
     return gens, peers, costs, (rc[-1] if rc else None), rounds
+
+
+def bf16_row(r: dict) -> bool:
+    """Whether a learner row's learner takes bf16 operands (its build record's precision)."""
+    return (r.get("build_info") or {}).get("precision") == "bf16"

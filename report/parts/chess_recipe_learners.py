@@ -12,7 +12,7 @@ from typing import List
 from core.rung import number_key
 
 from report.context import fmt_time, md_table
-from report.data import paired_ratio, stale_mark
+from report.data import bf16_row, paired_ratio, stale_mark
 from report.parts.chess_learner_phases import PHASES
 from report.parts.chess_learner_roof import BASE, TARGET
 
@@ -26,11 +26,6 @@ def _newest(o) -> List[dict]:
         return []
     run = max(r["run_id"] for r in rows)
     return [r for r in rows if r["run_id"] == run]
-
-
-def bf16_row(r: dict) -> bool:
-    """Whether the row's learner takes bf16 operands (its build record's precision)."""
-    return (r.get("build_info") or {}).get("precision") == "bf16"
 
 
 def _x(v: float) -> str:

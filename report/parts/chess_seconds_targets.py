@@ -169,7 +169,7 @@ def _at_recipe(c) -> str:
     most threads it timed l4c at: the largest other one's factor (turn by turn where timed in
     turns), its range over the runs, and where that learner takes bf16 operands (LEARNER.md,
     *bf16 on chess*) the quickest float32 learner's too."""
-    from report.parts.chess_recipe_learners import bf16_row
+    from report.data import bf16_row
     rows = [r for r in c.rows("chess_recipe_learner") if r.get("status") == "passed" and r.get("update_s")]
     for run in reversed(list(dict.fromkeys(r["run_id"] for r in rows))):
         here = [r for r in rows if r["run_id"] == run]
