@@ -260,3 +260,19 @@ def test_a_bf16_learner_is_marked_and_the_quickest_float32_one_given_beside_it(t
     table = recipe_learners(c())
     assert "| `l4w_bf16_layer2` (bf16) | 2 |" in table
     assert f"(bf16 products in layer 2; the quickest float32 one, `{L4O}`, is 3.90x)" in table
+
+
+def test_the_figure_draws_every_run_of_the_recipe_and_needs_two_learners(tmp_path):
+    from report.context import Context
+    from report.parts.chess_recipe_learners import recipe_figure
+    d, ms = tmp_path / "res", 1e-3
+    c = lambda: Context(results_dir=d, report_dir=tmp_path / "rep").for_workload("chess")  # noqa: E731
+    _row(d, L4C, 6 * ms, [6 * ms] * 3, {}, "20260101T000000-a", threads=2)
+    _row(d, L4O, 2 * ms, [2 * ms] * 3, {}, "20260101T000000-a", threads=2)
+    assert recipe_figure(c(), "a14_weight_for_stretch") == ""          # one learner beside l4c: no figure
+    _row(d, "l4w_bf16_layer2", 1.4 * ms, [1.4 * ms] * 3, {}, "20260101T000000-a", threads=2, number="4w",
+         build_info={"precision": "bf16"})
+    md = recipe_figure(c(), "a14_weight_for_stretch")
+    assert md.endswith("(figures/chess_recipe_learners.png)")
+    assert (tmp_path / "rep" / "figures" / "chess_recipe_learners.png").stat().st_size > 0
+    assert recipe_figure(c(), "a13_material_weighted") == ""           # no rows of that recipe

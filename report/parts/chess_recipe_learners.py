@@ -163,8 +163,62 @@ def recipe_learners(c) -> str:
                                         + [label for _, label in names], body)
         if said:
             text += "\n\n" + "; ".join(s[0].upper() + s[1:] if i == 0 else s for i, s in enumerate(said)) + "."
+        fig = recipe_figure(o, r0["algorithm"])
+        if fig:
+            text += ("\n\nEvery run of this recipe's learner stage on that machine, each learner against "
+                     f"`{BASE}` turn by turn (a bar: the range over the runs that timed both):\n\n" + fig)
         return text
     return ""
+
+
+def recipe_figure(o, algorithm: str) -> str:
+    """A figure of every native learner's factor on l4c at `algorithm`'s update on context o,
+    one panel a thread count: the median over the runs that timed both (a dot), their range (a
+    bar), the newest run's (a cross), bf16 learners in their own colour, and the TARGET line.
+    Its Markdown, or "" with fewer than two such learners."""
+    from report.parts.chess_seconds_targets import NOT_NATIVE, _factor
+    rows = [r for r in o.rows(KIND) if r.get("status") == "passed" and r.get("update_s")
+            and r.get("algorithm") == algorithm]
+    runs = list(dict.fromkeys(r["run_id"] for r in sorted(rows, key=lambda r: r["run_id"])))
+    panels = {}
+    for t in sorted({r["threads"] for r in rows}):
+        xs = {}
+        for run in runs:
+            here = [r for r in rows if r["run_id"] == run and r["threads"] == t]
+            base = next((r for r in here if r["learner"] == BASE), None)
+            for r in here:
+                if base is not None and r["learner"] not in (BASE,) + NOT_NATIVE and r.get("reference") is not True:
+                    xs.setdefault(r["learner"], {"number": r.get("number", ""), "bf16": bf16_row(r), "x": []})
+                    xs[r["learner"]]["x"].append(_factor(base, r)[0])
+        if len(xs) >= 2:
+            panels[t] = sorted(xs.items(), key=lambda kv: number_key(kv[1]["number"], kv[0]))
+    if not panels:
+        return ""
+    import statistics
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 4.2), sharey=True, squeeze=False)
+    for ax, (t, items) in zip(axes[0], panels.items()):
+        for i, (name, d) in enumerate(items):
+            col = "C3" if d["bf16"] else "C0"
+            med, lo, hi = statistics.median(d["x"]), min(d["x"]), max(d["x"])
+            ax.errorbar([i], [med], yerr=[[med - lo], [hi - med]], fmt="o", color=col, ms=4, capsize=3)
+            ax.plot([i], [d["x"][-1]], "x", color=col, ms=5)
+        ax.axhline(TARGET, ls="--", color="0.4", lw=1)
+        ax.text(len(items) - 0.5, TARGET, f" {TARGET:g}x", va="bottom", ha="right", fontsize=7, color="0.3")
+        ax.set_xticks(range(len(items)))
+        ax.set_xticklabels([n for n, _ in items], rotation=40, ha="right", fontsize=7)
+        ax.set_title(f"{t} thread{'s' if t > 1 else ''}", fontsize=9)
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel(f"factor on {BASE}")
+    from matplotlib.lines import Line2D
+    axes[0][-1].legend(handles=[Line2D([], [], marker="o", ls="", color="C0", label="float32"),
+                                Line2D([], [], marker="o", ls="", color="C3", label="bf16 layer 2"),
+                                Line2D([], [], marker="x", ls="", color="0.3", label="newest run")],
+                       fontsize=7, loc="upper left")
+    fig.suptitle(f"The chess learners at {algorithm}'s update: median and range over {len(runs)} runs "
+                 f"({o.machine_line})", fontsize=9)
+    fig.tight_layout()
+    return f"![The chess learners at a recipe's update]({o.savefig(fig, 'chess_recipe_learners')})"
 
 
 def recipe_update_lines(ctx, name: str) -> List[str]:
