@@ -116,6 +116,7 @@ class ChessBf16Verifier(lv.ChessLearnerVerifier):
             return super().verify(learner, device=device)
         device = device or learner.device
         name, out = self.reference.name, [lv.rows_check()]
+        disp, loss, tie = self.k_tolerances()
         for seed in self.seeds:
             case = f"seed {seed}"
             self.progress(f"{learner.name} ({device}): chess, {case}, bf16")
@@ -139,7 +140,6 @@ class ChessBf16Verifier(lv.ChessLearnerVerifier):
                                    f"max |difference| {d:.3g} from the nearer of {name}'s float32 and "
                                    f"float64 forms with bf16 products (tolerance {tol:.3g}: {SLACK:g}x the "
                                    f"farthest those two forms were apart, seeds {seeds})"))
-            disp, loss, tie = self.k_tolerances()
             forms = self.forms(seed)
             checks = lv.k_update_checks(got, forms, small, tol=(disp, loss),
                                         why=f"; bf16: {SLACK:g}x the distance of {name} with bf16 products")

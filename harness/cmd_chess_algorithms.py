@@ -136,7 +136,7 @@ def _verify(learner, cfg, note, counts=()) -> dict:
     whose sums depend on its thread count (thread_sums) is checked at each of 1, cfg's thread
     count and `counts` (a side-by-side round runs its updates at 1 thread beside the games,
     then hands it the cores), which the result lists ("threads_checked")."""
-    from .fits import misfit
+    from .fits import refuse
     from .learner_verify import learner_verifier, thread_sums, verify_at
     ref = discover.reference_learner()
     name = learner if isinstance(learner, str) else learner.name
@@ -144,9 +144,7 @@ def _verify(learner, cfg, note, counts=()) -> dict:
         return {"status": "reference", "detail": "the reference learner"}
     lr = discover.runnable_learner(learner) if isinstance(learner, str) else learner
     lc = cfg.learner_config()
-    why = misfit(lr, lc)
-    if why:
-        raise StudyError(f"learner {lr.name} cannot run this update: {why}")
+    refuse(lr, lc)
     at = sorted({1, lc.threads, *counts}) if thread_sums(lr) else []
     ver = learner_verifier("chess", ref, cfg=lc, progress=note)
     outs = [o for t in at for o in verify_at(ver, lr, t)] if at else ver.verify(lr, device="cpu")

@@ -86,9 +86,10 @@ def cmd_chess_peers_train(args):
         raise StudyError("--ours-set and --ours-recipe need --ours LEARNER")
     if args.ours:
         from training.chess import chess_learner
-        chess_learner(args.ours)                   # refused here, before any run
+        from .fits import refuse
+        lr = chess_learner(args.ours)              # refused here, before any run
         ours = ours_config(rung, args.ours, args.ours_set, budget, every, games, args.ours_recipe)
-        refuse_misfit(args.ours, ours)             # and one that cannot run its update
+        refuse(lr, ours.learner_config())          # and one that cannot run its update
     if args.budget_x is not None and ours is None:
         raise StudyError("--budget-x needs --ours LEARNER (the peers' budget is a multiple of its time)")
     prog = Progress("chess-peers-train")
@@ -199,12 +200,3 @@ def run_ours(base, seeds, quick, note, recipe=None) -> tuple:
              + (f"reached in {r['time_to_criterion_s']:.1f} s" if r["reached"]
                 else f"did not reach in {budget:g} s (best {r['best_score']})"))
     return failed, times
-
-
-def refuse_misfit(learner: str, cfg) -> None:
-    """One line, before any run, where `learner` cannot run the update of `cfg` (harness/fits.py)."""
-    from core.discover import get_learner
-    from .fits import misfit
-    why = misfit(get_learner(learner), cfg.learner_config())
-    if why:
-        raise StudyError(f"learner {learner} cannot run this update: {why}")

@@ -58,7 +58,8 @@ OBJECTIVES = {"wall": "the mean best score within --budget-s seconds of training
 
 
 def cmd_chess_train(args):
-    from training.chess import ChessTrainConfig, chess_rung, train
+    from training.chess import ChessTrainConfig, chess_learner, chess_rung, train
+    from .fits import refuse
     from .progress import Progress
     cfg = config_from_args(ChessTrainConfig, args).check()
     check_threads(cfg.threads)
@@ -71,7 +72,7 @@ def cmd_chess_train(args):
         raise StudyError("--storage, --study-name, --jobs and --objective are options of --search")
     # refuse before any work, and before the learner's imports (torch: a second or more)
     chess_rung(cfg.version).check_workers(cfg.workers, cfg.envs)
-    chess_learner_for(cfg.learner, cfg)
+    refuse(chess_learner(cfg.learner), cfg.learner_config())
     if args.search:
         return run_search(cfg, args)
     prog = Progress("chess-train")
@@ -253,15 +254,3 @@ def learner_pairs(rungs, top, base_cfg, quick: bool, note) -> int:
                 continue
             cost_row(r, lr.name, out, quick, learner_threads=t)
     return failed
-
-
-def chess_learner_for(name: str, cfg):
-    """training.chess.chess_learner(name), also refused in one line where the learner cannot run
-    the update of `cfg` (a ChessTrainConfig): a learner written for one width (harness/fits.py)."""
-    from training.chess import chess_learner
-    from .fits import misfit
-    lr = chess_learner(name)
-    why = misfit(lr, cfg.learner_config())
-    if why:
-        raise StudyError(f"learner {lr.name} cannot run this update: {why}")
-    return lr

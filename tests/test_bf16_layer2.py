@@ -103,11 +103,13 @@ def test_another_width_is_refused_in_one_line(l4w, chess_replay):
 
 
 def test_a_chess_run_naming_it_at_another_width_is_refused(l4w):
-    from harness.cmd_chess_train import chess_learner_for
+    from harness.fits import refuse
     from core.errors import StudyError
     from training.chess import ChessTrainConfig
+    cfg = ChessTrainConfig(version="v5c_blocked_sparse", learner=NAME)
     with pytest.raises(StudyError, match="cannot run this update: L4w's bf16 layer 2 is written for 48"):
-        chess_learner_for(NAME, ChessTrainConfig(version="v5c_blocked_sparse", learner=NAME))
+        refuse(l4w, cfg.learner_config())
+    assert refuse(l4w, replace(cfg, hidden=48).learner_config()) is l4w
 
 
 def test_a_round_stopped_by_a_malformed_row_leaves_no_sums(l4w, chess_replay):

@@ -187,7 +187,7 @@ def _at_recipe(c) -> str:
         xs = _over_runs(rows, b, best["learner"])
         within = sum(v >= LEARNER_X for v in xs)
         verdict = "met there" if x >= LEARNER_X else "not met there either"
-        spread = f"; {_spread(xs)}" if len(xs) > 1 else ""
+        spread = f"; {_spread(xs)}" if _spread(xs) else ""
         if x >= LEARNER_X and len(xs) > 1 and 2 * within <= len(xs):    # not a result that holds from run to run
             verdict = f"met there in {within} of its {len(xs)} runs only"
         kind, f32 = "", ""
@@ -198,7 +198,7 @@ def _at_recipe(c) -> str:
                 o = max(others, key=lambda r: _factor(b, r)[0])
                 x32, ys = _factor(b, o)[0], _over_runs(rows, b, o["learner"])
                 f32 = (f"; the quickest float32 learner there, `{o['learner']}`, {x32:.2f}x"
-                       + (f" ({_spread(ys)})" if len(ys) > 1 else ""))
+                       + (f" ({_spread(ys)})" if _spread(ys) else ""))
         return (f"; at a recipe's own update (`{b['algorithm']}`: B = {st.get('batch_size')}, H = "
                 f"{st.get('hidden')}; run {run}), `{best['learner']}`{kind} {text} at {b['threads']} threads, "
                 f"{verdict}{spread}{f32}")
