@@ -252,7 +252,13 @@ def in_file(path: str, what: str, max_bytes: int = 1 << 30):
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse that prints one line and exits 2 on bad input."""
+    """argparse that prints one line and exits 2 on bad input, and takes options only as
+    spelled: no prefix of one (argparse's default would read `algorithms --seed 100`, an option
+    that command lacks, as `--seeds 100`: a hundred seeds)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message):
         print(one_line(f"{self.prog}: error: {message}"), file=sys.stderr)

@@ -101,7 +101,7 @@ def _native_call(env, actions, now) -> Optional[callable]:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     p.add_argument("--version", default="v5b_simd")
     p.add_argument("--envs", type=int, default=4096)
     p.add_argument("--steps", type=int, default=64, help="step() calls per round")

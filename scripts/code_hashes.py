@@ -68,7 +68,7 @@ def tree_at(commit: str, into: Path) -> bool:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     ap.add_argument("--results", default=str(ROOT / "results"))
     args = ap.parse_args(argv)
     results = Path(args.results)

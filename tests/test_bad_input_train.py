@@ -92,6 +92,8 @@ CASES = [
     # -- algorithms
     ("algorithms-unknown", ["algorithms", "--algorithm", "a9_nope"], "unknown algorithm"),
     ("algorithms-set-unknown", ["algorithms", "--set", "replay=3"], "not a training setting"),
+    # an option's prefix is not the option: --seed would otherwise be read as --seeds (100 seeds)
+    ("algorithms-option-prefix", ["algorithms", "--seed", "100"], "unrecognized arguments: --seed"),
     ("algorithms-set-no-equals", ["algorithms", "--set", "n_step"], "KEY=VALUE"),
     ("algorithms-set-nan", ["algorithms", "--set", "lr=nan"], "need a finite"),
     ("algorithms-set-n-zero", ["algorithms", "--set", "n_step=0"], "--n-step must be a positive"),

@@ -84,7 +84,7 @@ def _one(name: str, settings: dict, seed: int, beside: int, wall_s: float) -> in
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m training.chess_sweep", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(allow_abbrev=False, prog="python -m training.chess_sweep", description=__doc__.split("\n\n")[0])
     ap.add_argument("sweep", help="the sweep's JSON file")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="runs at once (one core each)")
     ap.add_argument("--wall-s", type=float, default=300.0, help="each run's training budget in seconds")

@@ -64,7 +64,7 @@ def trace(recipe: str, seed: int, learner: str, updates: int, batch_size=None, o
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m training.tie_trace", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(allow_abbrev=False, prog="python -m training.tie_trace", description=__doc__.split("\n\n")[0])
     ap.add_argument("recipe")
     ap.add_argument("--seed", type=int, default=2 ** 64 - 1)
     ap.add_argument("--learner", default="l4c_native_chess")
