@@ -14,6 +14,7 @@ from report.parts.chess_gpu import per_round as _round
 from report.parts.chess_e2e_targets import adamw_floor, reference_name, targets
 from report.parts.chess_learner_phases import phase_split
 from report.parts.chess_recipe_learners import recipe_learners
+from report.parts.chess_learner_bounds import learner_bounds
 from report.parts.chess_learner_roof import density_table, lazy_adamw_floor, learner_roof, recipe_roof, state_precision
 
 WORKLOAD = "chess"
@@ -75,7 +76,7 @@ def learner_table(c) -> str:
             + md_table(["Learner", "Device", "Threads", "Verification", "Time per update [IQR]",
                         "GFLOP/s (dense-equivalent)"], body)
             + (STALE_NOTE if any("†" in row[0] for row in body) else "")
-            + "".join("\n\n" + t for t in [learner_roof(c, timed), phase_split(c), recipe_roof(c), recipe_learners(c), density_table(c), lazy_adamw_floor(c), state_precision(c)] if t) + "\n")
+            + "".join("\n\n" + t for t in [learner_roof(c, timed), phase_split(c), recipe_roof(c), recipe_learners(c), density_table(c), lazy_adamw_floor(c), learner_bounds(c), state_precision(c)] if t) + "\n")
 
 
 def round_costs(c) -> str:
