@@ -12,6 +12,10 @@ from report.parts.chess_learner_roof import BASE, TARGET
 NO_L2, NO_BOTH = "l4k_without_layer2", "l4k_without_layer2_adamw"
 
 
+def _threads(t: int) -> str:
+    return f"{t} thread" + ("" if t == 1 else "s")
+
+
 def _x(t: dict) -> str:
     x = t["x_base"]
     return f"{x['median']:.2f}x (IQR {x['q1']:.2f}x-{x['q3']:.2f}x)"
@@ -22,7 +26,7 @@ def _sentence(r: dict, rate) -> str:
     exact, base = r["exact"], L[BASE]["update_s"]
     allowed, rest = base / TARGET, L[NO_BOTH]["update_s"]
     layer2 = max(0.0, L[exact]["update_s"] - L[NO_L2]["update_s"])
-    s = (f"at {r['threads']} thread(s) ({r['turns']} turns), `{exact}` is {_x(L[exact])} `{BASE}`; without layer 2's "
+    s = (f"at {_threads(r['threads'])} ({r['turns']} turns), `{exact}` is {_x(L[exact])} `{BASE}`; without layer 2's "
          f"five products {_x(L[NO_L2])}; without those and AdamW {_x(L[NO_BOTH])}, {fmt_time(rest)} an update. "
          f"A {TARGET:g}x learner may take {fmt_time(allowed)} (`{BASE}` {fmt_time(base)} in the same turns): what "
          f"is left without layer 2 and AdamW takes {rest / allowed:.0%} of it, ")
@@ -61,13 +65,17 @@ def learner_bounds(c) -> str:
             if name == "adamw_step":
                 rates[t] = max([rates.get(t, 0.0)] + [x["value"] * 1e9 for x in rs])
         parts = [_sentence(r, rates.get(r["threads"])) for r in newest]
-        runs = sorted({r["run_id"] for r in rows})
-        spread = ""
-        if len(runs) > 1:
-            both = [r["learners"][NO_BOTH]["x_base"]["median"] for r in rows]
-            one = [r["learners"][NO_L2]["x_base"]["median"] for r in rows]
-            spread = (f" Over the {len(runs)} runs of this machine, the build without layer 2 measured "
-                      f"{min(one):.2f}x-{max(one):.2f}x and the build without both {min(both):.2f}x-{max(both):.2f}x.")
+        spreads = []
+        for t in sorted({r["threads"] for r in rows}):
+            rs = [r for r in rows if r["threads"] == t]
+            if len({r["run_id"] for r in rs}) < 2:
+                continue
+            one = [r["learners"][NO_L2]["x_base"]["median"] for r in rs]
+            both = [r["learners"][NO_BOTH]["x_base"]["median"] for r in rs]
+            spreads.append(f"at {_threads(t)} ({len({r['run_id'] for r in rs})} runs) the build without layer 2 "
+                           f"measured {min(one):.2f}x-{max(one):.2f}x and the build without both "
+                           f"{min(both):.2f}x-{max(both):.2f}x")
+        spread = (" Over every run: " + "; ".join(spreads) + ".") if spreads else ""
         where = "" if o is c else f" On {o.machine_line}:"
         out.append(f"**How far layer 2 and AdamW could take it** (`python -m training.chess_learner_bounds --record`, "
                    f"run {run}{stale_mark(newest[0])}: two builds of `{newest[0]['exact']}` with parts of its update "

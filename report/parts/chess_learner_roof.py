@@ -217,10 +217,10 @@ def lazy_adamw_floor(c) -> str:
         moved += (" Nor is the optimizer the whole gap: *Where the update goes*, above, sets the fastest "
                   "learner's phases outside AdamW against a whole update of such a learner, and L4k's NOTES "
                   "time, in development, what L4k's update leaves with AdamW removed altogether (wrong "
-                  f"weights, for the timing only): still short of {TARGET:g}x; and with layer 2's products "
-                  "removed as well, the rest takes most of what a 4x learner may spend, leaving too "
-                  "little for layer 2 and the AdamW steps of the rows with a gradient, even with bf16 "
-                  "products.")
+                  f"weights, for the timing only): still short of {TARGET:g}x"
+                  + ("; *How far layer 2 and AdamW could take it*, below, measures what is left with layer "
+                     "2's products removed as well." if any(r.get("hidden") == 256 for r in o.rows("chess_learner_bounds"))
+                     else "."))
         where = "" if o is c else f" On {o.machine_line}:"
         return (f"**The exact lazy AdamW's floor** (`python -m training.chess_adamw_floor --record`, run "
                 f"{f['run_id']}{stale_mark(f)}).{where} a learner whose weights equal L4c's takes every "
