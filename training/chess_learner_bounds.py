@@ -9,7 +9,8 @@ At an update's settings (the contract's by default: 256 units, 64 rows) on the l
 timing replay, each turn takes one sample of each (16 updates, after a few untimed ones that
 bring its state back into cache), so that a ratio of two of them is of samples taken side by
 side (training/cost.py, measure_learners). Each variant's factor on L4c is the median over the
-turns of L4c's sample over its sample. The builds:
+turns of L4c's sample over its sample; after the turns, each one's native round clock gives
+where its update goes (thread 0's wall time a phase, barrier waits included). The builds:
   - `l4k_without_layer2`: layer 2's five products left out (h2 = ReLU(b2); dW2 and dL/dz1 zero);
   - `l4k_without_layer2_adamw`: those, and AdamW (no catch-up, no step, no target copy).
 Whatever computes layer 2 or steps AdamW more cheaply than L4k, exactly or within LEARNER.md's
@@ -68,14 +69,15 @@ def measure(threads: int, reps: int, hidden: int, batch: int, progress=None) -> 
             raise RuntimeError(f"{lr.name}: {why}")
     cfg = chess_config(hidden=hidden, batch_size=batch, threads=threads, device="cpu")
     out = measure_learners([(lr, cfg) for lr in learners], updates_per_round=U, n_updates=U, reps=reps,
-                           budget_s=0.0, phases=False, progress=progress,
+                           budget_s=0.0, phases=True, progress=progress,
                            replay=fixed_replay(TIMING_ROWS, TIMING_ROWS))
     for lr in learners:
         if isinstance(out.get(lr.name), Exception) or lr.name not in out:
             raise RuntimeError(f"{lr.name}: {out.get(lr.name, 'not timed')}")
     base = out[BASE]["update_samples_s"]
     timed = {lr.name: {"update_s": out[lr.name]["update_s"], "update_spread": out[lr.name]["update_spread"],
-                       "x_base": _ratios(base, out[lr.name]["update_samples_s"])} for lr in learners}
+                       "x_base": _ratios(base, out[lr.name]["update_samples_s"]),
+                       "phase_s": out[lr.name].get("phase_s")} for lr in learners}
     f = floor(EXACT, hidden, batch, FLOOR_ROUNDS)
     hp = hidden                                       # a multiple of 16: no padding
     grad_steps = f["param_steps_per_update"] - f["row_steps_full_per_update"] * hp
@@ -117,6 +119,8 @@ def main(argv=None) -> int:
         x = t["x_base"]
         print(f"  {name:26s} {t['update_s'] * 1e6:7.1f} us an update, {x['median']:.2f}x {BASE} "
               f"(IQR {x['q1']:.2f}x-{x['q3']:.2f}x)")
+        if t.get("phase_s"):
+            print("    " + ", ".join(f"{k} {v * 1e6:.1f} us" for k, v in t["phase_s"].items()))
     print(f"  AdamW parameter-steps of the rows with a gradient: {r['gradient_param_steps_per_update']:,.0f} an update "
           f"({r['rows_written_per_update']:.0f} sparse rows written)")
     if a.record:

@@ -16,6 +16,19 @@ def _threads(t: int) -> str:
     return f"{t} thread" + ("" if t == 1 else "s")
 
 
+PHASES = (("rows_forward_loss", "the per-row phase (sampling, expanding, layer 1's sums, the s' legal rows' Q "
+           "values, the loss)"), ("back_layer1_sparse", "layer 1's backward"), ("back_layer2", "what is left of "
+           "layer 2's backward (dW3, the biases, the loss's sum)"))
+
+
+def _phases(p) -> str:
+    """Where the build without layer 2 and AdamW spends its update (its round clock)."""
+    if not p:
+        return ""
+    parts = [f"{label} {fmt_time(p[k])}" for k, label in PHASES if p.get(k)]
+    return f" (its round clock: {', '.join(parts)})" if parts else ""
+
+
 def _x(t: dict) -> str:
     x = t["x_base"]
     return f"{x['median']:.2f}x (IQR {x['q1']:.2f}x-{x['q3']:.2f}x)"
@@ -27,7 +40,8 @@ def _sentence(r: dict, rate) -> str:
     allowed, rest = base / TARGET, L[NO_BOTH]["update_s"]
     layer2 = max(0.0, L[exact]["update_s"] - L[NO_L2]["update_s"])
     s = (f"at {_threads(r['threads'])} ({r['turns']} turns), `{exact}` is {_x(L[exact])} `{BASE}`; without layer 2's "
-         f"five products {_x(L[NO_L2])}; without those and AdamW {_x(L[NO_BOTH])}, {fmt_time(rest)} an update. "
+         f"five products {_x(L[NO_L2])}; without those and AdamW {_x(L[NO_BOTH])}, {fmt_time(rest)} an update"
+         + _phases(L[NO_BOTH].get("phase_s")) + ". "
          f"A {TARGET:g}x learner may take {fmt_time(allowed)} (`{BASE}` {fmt_time(base)} in the same turns): what "
          f"is left without layer 2 and AdamW takes {rest / allowed:.0%} of it, ")
     left = allowed - rest
