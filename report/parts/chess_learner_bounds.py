@@ -17,8 +17,8 @@ def _threads(t: int) -> str:
 
 
 PHASES = (("rows_forward_loss", "the per-row phase (sampling, expanding, layer 1's sums, the s' legal rows' Q "
-           "values, the loss)"), ("back_layer1_sparse", "layer 1's backward"), ("back_layer2", "what is left of "
-           "layer 2's backward (dW3, the biases, the loss's sum)"))
+           "values, the loss)"), ("back_layer1_sparse", "layer 1's backward"), ("back_layer2", "the rest of layer "
+           "2's backward phase (dW3, the biases, the loss; dW2 and dL/dz1 written as zeros)"))
 
 
 def _phases(p) -> str:
