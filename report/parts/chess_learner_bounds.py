@@ -70,9 +70,26 @@ def _sentence(r: dict, rate) -> str:
     return s
 
 
+def _rates(o) -> dict:
+    from report.data import ceiling_runs
+    rates = {}
+    for (name, t, _), rs in ceiling_runs(o).items():
+        if name == "adamw_step":
+            rates[t] = max([rates.get(t, 0.0)] + [x["value"] * 1e9 for x in rs])
+    return rates
+
+
+def best_factors(o, threads: int) -> list:
+    """The three summed parts' factor on L4c in each recorded run of this machine at the
+    contract's settings and `threads` (empty without rows or without the adamw_step rate)."""
+    rate = _rates(o).get(threads)
+    rows = [r for r in o.rows("chess_learner_bounds")
+            if r.get("hidden") == 256 and r.get("batch_size") == 64 and r["threads"] == threads]
+    return [r["learners"][BASE]["update_s"] / _least(r, rate) for r in rows] if rate else []
+
+
 def learner_bounds(c) -> str:
     from core import results
-    from report.data import ceiling_runs
     ctxs = [c] + [c.for_machine(m["id"]) for m in results.machines(c.results_dir)
                   if m["id"] != c.machine and "chess_learner_bounds" in m.get("kinds", ())]
     out = []
@@ -82,10 +99,7 @@ def learner_bounds(c) -> str:
             continue
         run = max(r["run_id"] for r in rows)
         newest = sorted((r for r in rows if r["run_id"] == run), key=lambda r: r["threads"])
-        rates = {}
-        for (name, t, _), rs in ceiling_runs(o).items():
-            if name == "adamw_step":
-                rates[t] = max([rates.get(t, 0.0)] + [x["value"] * 1e9 for x in rs])
+        rates = _rates(o)
         parts = [_sentence(r, rates.get(r["threads"])) for r in newest]
         spreads = []
         for t in sorted({r["threads"] for r in rows}):

@@ -141,7 +141,18 @@ def _learner(c, elsewhere: bool = True) -> str:
     return (f"an exact learner's update >= {LEARNER_X:g}x `{BASE_LEARNER}`'s at the contract's "
             f"settings, same run: `{best['learner']}` {text} at {threads} threads (run {run}), "
             f"{_met(x >= LEARNER_X)}{spread}{_learner_elsewhere(c) if elsewhere else ''}{_at_recipe(c)} (*The learner "
-            "target*, in the chess learner section, sets it against the dense layer-2 products' FMA roof)")
+            "target*, in the chess learner section, sets it against the dense layer-2 products' FMA roof"
+            + _bounded(c, threads) + ")")
+
+
+def _bounded(c, threads: int) -> str:
+    from report.parts.chess_learner_bounds import best_factors
+    xs = best_factors(c, threads)
+    if not xs:
+        return ""
+    return (f"; *How far layer 2 and AdamW could take it* puts any learner made of L4k's parts, layer 2 at half "
+            f"its cost and AdamW stepping only the rows with a gradient, at {min(xs):.2f}x-{max(xs):.2f}x at most "
+            f"at {threads} threads over {len(xs)} runs")
 
 
 def _over_runs(rows: List[dict], b: dict, learner: str) -> List[float]:
