@@ -197,3 +197,34 @@ def estimate_inputs(ctx):
 def bf16_row(r: dict) -> bool:
     """Whether a learner row's learner takes bf16 operands (its build record's precision)."""
     return (r.get("build_info") or {}).get("precision") == "bf16"
+
+
+# The timing bounds of L4k (learners/bounds, rows chess_learner_bounds): the builds' names.
+BOUND_NO_L2, BOUND_NO_BOTH = "l4k_without_layer2", "l4k_without_layer2_adamw"
+
+
+def adamw_rates(ctx) -> Dict[int, float]:
+    """The ceiling adamw_step's highest rate at each thread count, parameter-steps a second."""
+    rates: Dict[int, float] = {}
+    for (name, t, _), rs in ceiling_runs(ctx).items():
+        if name == "adamw_step":
+            rates[t] = max([rates.get(t, 0.0)] + [x["value"] * 1e9 for x in rs])
+    return rates
+
+
+def bound_least(r: dict, rate: float) -> float:
+    """A chess_learner_bounds row's least update for a learner of L4k's parts: what is left
+    without layer 2 and AdamW, L4k's layer 2 at half its cost (bf16 pairs' most), and the
+    AdamW steps of the rows with a gradient at `rate`, summed (they share the same cores)."""
+    L = r["learners"]
+    layer2 = max(0.0, L[r["exact"]]["update_s"] - L[BOUND_NO_L2]["update_s"])
+    return L[BOUND_NO_BOTH]["update_s"] + layer2 / 2 + r["gradient_param_steps_per_update"] / rate
+
+
+def bound_factors(ctx, threads: int, base: str) -> List[float]:
+    """`base`'s update over bound_least in each recorded run of ctx's machine at the contract's
+    settings and `threads` (empty without rows, or without the adamw_step rate)."""
+    rate = adamw_rates(ctx).get(threads)
+    rows = [r for r in ctx.rows("chess_learner_bounds")
+            if r.get("hidden") == 256 and r.get("batch_size") == 64 and r["threads"] == threads]
+    return [r["learners"][base]["update_s"] / bound_least(r, rate) for r in rows] if rate else []

@@ -94,8 +94,9 @@ def test_the_reports_paragraph_comes_from_the_row(tmp_path, monkeypatch):
     assert f"takes {rest / (base / 4):.0%} of it" in text, text
     assert f"{r['gradient_param_steps_per_update']:,.0f} parameter-steps" in text
     assert f"{base / (rest + layer2 / 2 + adam):.2f}x `l4c_native_chess` at most" in text, text
-    from report.parts.chess_learner_bounds import best_factors
-    assert best_factors(c, 1) == pytest.approx([base / (rest + layer2 / 2 + adam)]) and best_factors(c, 2) == []
+    from report.data import bound_factors
+    assert bound_factors(c, 1, "l4c_native_chess") == pytest.approx([base / (rest + layer2 / 2 + adam)])
+    assert bound_factors(c, 2, "l4c_native_chess") == []
     rows = L["l4k_without_layer2_adamw"]["phase_s"]["rows_forward_loss"]
     from report.context import fmt_time
     assert f"its round clock: the per-row phase (" in text and fmt_time(rows) in text, text

@@ -6,10 +6,8 @@ measured rate of such steps (ceiling adamw_step)."""
 from __future__ import annotations
 
 from report.context import fmt_time
-from report.data import stale_mark
+from report.data import BOUND_NO_BOTH as NO_BOTH, BOUND_NO_L2 as NO_L2, adamw_rates, bound_least, stale_mark
 from report.parts.chess_learner_roof import BASE, TARGET
-
-NO_L2, NO_BOTH = "l4k_without_layer2", "l4k_without_layer2_adamw"
 
 
 def _threads(t: int) -> str:
@@ -34,14 +32,6 @@ def _x(t: dict) -> str:
     return f"{x['median']:.2f}x (IQR {x['q1']:.2f}x-{x['q3']:.2f}x)"
 
 
-def _least(r: dict, rate: float) -> float:
-    """What is left without layer 2 and AdamW, L4k's layer 2 at half its cost, and the AdamW
-    steps of the rows with a gradient at `rate`, summed."""
-    L = r["learners"]
-    layer2 = max(0.0, L[r["exact"]]["update_s"] - L[NO_L2]["update_s"])
-    return L[NO_BOTH]["update_s"] + layer2 / 2 + r["gradient_param_steps_per_update"] / rate
-
-
 def _sentence(r: dict, rate) -> str:
     L = r["learners"]
     exact, base = r["exact"], L[BASE]["update_s"]
@@ -57,7 +47,7 @@ def _sentence(r: dict, rate) -> str:
     steps = r["gradient_param_steps_per_update"]
     if rate:
         adam = steps / rate
-        least = _least(r, rate)
+        least = bound_least(r, rate)
         s += (f". The AdamW steps of the rows that have a gradient alone, {steps:,.0f} parameter-steps an update "
               f"({r['rows_written_per_update']:.0f} sparse rows written, and the rows stepped every update), take "
               f"{fmt_time(adam)} at the machine's measured rate ({rate / 1e9:.2f} G a second, ceiling `adamw_step`); "
@@ -68,24 +58,6 @@ def _sentence(r: dict, rate) -> str:
               + ("so no learner made of these parts reaches the target here" if base / least < TARGET
                  else "which the target does not forbid"))
     return s
-
-
-def _rates(o) -> dict:
-    from report.data import ceiling_runs
-    rates = {}
-    for (name, t, _), rs in ceiling_runs(o).items():
-        if name == "adamw_step":
-            rates[t] = max([rates.get(t, 0.0)] + [x["value"] * 1e9 for x in rs])
-    return rates
-
-
-def best_factors(o, threads: int) -> list:
-    """The three summed parts' factor on L4c in each recorded run of this machine at the
-    contract's settings and `threads` (empty without rows or without the adamw_step rate)."""
-    rate = _rates(o).get(threads)
-    rows = [r for r in o.rows("chess_learner_bounds")
-            if r.get("hidden") == 256 and r.get("batch_size") == 64 and r["threads"] == threads]
-    return [r["learners"][BASE]["update_s"] / _least(r, rate) for r in rows] if rate else []
 
 
 def learner_bounds(c) -> str:
@@ -99,7 +71,7 @@ def learner_bounds(c) -> str:
             continue
         run = max(r["run_id"] for r in rows)
         newest = sorted((r for r in rows if r["run_id"] == run), key=lambda r: r["threads"])
-        rates = _rates(o)
+        rates = adamw_rates(o)
         parts = [_sentence(r, rates.get(r["threads"])) for r in newest]
         spreads = []
         for t in sorted({r["threads"] for r in rows}):
@@ -110,7 +82,7 @@ def learner_bounds(c) -> str:
             both = [r["learners"][NO_BOTH]["x_base"]["median"] for r in rs]
             best = ""
             if rates.get(t):
-                most = [r["learners"][BASE]["update_s"] / _least(r, rates[t]) for r in rs]
+                most = [r["learners"][BASE]["update_s"] / bound_least(r, rates[t]) for r in rs]
                 best = f", the three summed {min(most):.2f}x-{max(most):.2f}x at most ({sum(m >= TARGET for m in most)} of them >= {TARGET:g}x)"
             spreads.append(f"at {_threads(t)} ({len({r['run_id'] for r in rs})} runs) the build without layer 2 "
                            f"measured {min(one):.2f}x-{max(one):.2f}x and the build without both "
@@ -122,6 +94,7 @@ def learner_bounds(c) -> str:
                    "left out (learners/bounds; wrong weights on purpose, timing bounds, never learners), timed in "
                    f"turns with it and `{BASE}` at the contract's settings on the timing replay).{where} "
                    + "; ".join(parts) + "." + spread
-                   + " Whatever computes layer 2 or steps AdamW more cheaply, exactly or within LEARNER.md's "
-                   "tolerances, takes at least as long as the build that leaves it out.")
+                   + f" A learner that differs from `{newest[0]['exact']}` only in how it computes layer 2, or layer 2 and AdamW "
+                   "(exactly or within LEARNER.md's tolerances, bf16 products included), takes at least as long "
+                   "as the build that leaves those parts out.")
     return "\n\n".join(out)

@@ -146,8 +146,8 @@ def _learner(c, elsewhere: bool = True) -> str:
 
 
 def _bounded(c, threads: int) -> str:
-    from report.parts.chess_learner_bounds import best_factors
-    xs = best_factors(c, threads)
+    from report.data import bound_factors
+    xs = bound_factors(c, threads, BASE_LEARNER)
     if not xs:
         return ""
     return (f"; *How far layer 2 and AdamW could take it* puts any learner made of L4k's parts, layer 2 at half "
