@@ -212,13 +212,17 @@ def adamw_rates(ctx) -> Dict[int, float]:
     return rates
 
 
+def bound_layer2(r: dict) -> float:
+    """What layer 2 costs L4k in a chess_learner_bounds row: its update less the build's without it."""
+    L = r["learners"]
+    return max(0.0, L[r["exact"]]["update_s"] - L[BOUND_NO_L2]["update_s"])
+
+
 def bound_least(r: dict, rate: float) -> float:
     """A chess_learner_bounds row's least update for a learner of L4k's parts: what is left
     without layer 2 and AdamW, L4k's layer 2 at half its cost (bf16 pairs' most), and the
     AdamW steps of the rows with a gradient at `rate`, summed (they share the same cores)."""
-    L = r["learners"]
-    layer2 = max(0.0, L[r["exact"]]["update_s"] - L[BOUND_NO_L2]["update_s"])
-    return L[BOUND_NO_BOTH]["update_s"] + layer2 / 2 + r["gradient_param_steps_per_update"] / rate
+    return r["learners"][BOUND_NO_BOTH]["update_s"] + bound_layer2(r) / 2 + r["gradient_param_steps_per_update"] / rate
 
 
 def bound_factors(ctx, threads: int, base: str) -> List[float]:

@@ -6,7 +6,7 @@ measured rate of such steps (ceiling adamw_step)."""
 from __future__ import annotations
 
 from report.context import fmt_time
-from report.data import BOUND_NO_BOTH as NO_BOTH, BOUND_NO_L2 as NO_L2, adamw_rates, bound_least, stale_mark
+from report.data import BOUND_NO_BOTH as NO_BOTH, BOUND_NO_L2 as NO_L2, adamw_rates, bound_layer2, bound_least, stale_mark
 from report.parts.chess_learner_roof import BASE, TARGET
 
 
@@ -36,7 +36,7 @@ def _sentence(r: dict, rate) -> str:
     L = r["learners"]
     exact, base = r["exact"], L[BASE]["update_s"]
     allowed, rest = base / TARGET, L[NO_BOTH]["update_s"]
-    layer2 = max(0.0, L[exact]["update_s"] - L[NO_L2]["update_s"])
+    layer2 = bound_layer2(r)
     s = (f"at {_threads(r['threads'])} ({r['turns']} turns), `{exact}` is {_x(L[exact])} `{BASE}`; without layer 2's "
          f"five products {_x(L[NO_L2])}; without those and AdamW {_x(L[NO_BOTH])}, {fmt_time(rest)} an update"
          + _phases(L[NO_BOTH].get("phase_s")) + ". "
